@@ -1,0 +1,1 @@
+"""Workload generators. Not the PyPI ``datasets`` package: install into a venv."""

@@ -1,0 +1,54 @@
+"""MPI communicator over mpi4py (ranks may live on other machines).
+
+Imported lazily: mpi4py is only needed for ``--backend mpi``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.comm.base import Communicator
+
+
+class MPIComm(Communicator):
+    kind = "mpi"
+
+    def __init__(self, comm=None):
+        from mpi4py import MPI
+
+        self._MPI = MPI
+        self.comm = MPI.COMM_WORLD if comm is None else comm
+        self.rank = self.comm.Get_rank()
+        self.size = self.comm.Get_size()
+
+    def split(self, n: int) -> "MPIComm | None":
+        """Sub-communicator of ranks 0..n-1 (None on the others)."""
+        color = 0 if self.rank < n else self._MPI.UNDEFINED
+        sub = self.comm.Split(color, self.rank)
+        return MPIComm(sub) if sub != self._MPI.COMM_NULL else None
+
+    def allgather(self, sendbuf, recvbuf=None):
+        x = np.ascontiguousarray(sendbuf, dtype=np.float64)
+        if recvbuf is None:
+            recvbuf = np.empty((self.size,) + x.shape)
+        self.comm.Allgather(x, recvbuf)
+        return recvbuf
+
+    def allreduce(self, sendbuf, out=None):
+        x = np.ascontiguousarray(sendbuf, dtype=np.float64)
+        if out is None:
+            out = np.empty_like(x)
+        self.comm.Allreduce(x, out, op=self._MPI.SUM)
+        return out
+
+    def broadcast(self, buf, root=0):
+        self.comm.Bcast(buf, root=root)
+        return buf
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def gather_objects(self, obj, root=0):
+        return self.comm.gather(obj, root=root)
+
+    def abort(self, code: int = 1) -> None:
+        self.comm.Abort(code)

@@ -1,0 +1,3 @@
+from engine.nets.mlp import MLP, Workspace
+
+__all__ = ["MLP", "Workspace"]

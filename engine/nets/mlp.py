@@ -1,0 +1,144 @@
+"""Multilayer perceptron of any depth over one flat float64 parameter vector.
+
+Layout of ``params`` (and of every gradient): for layer l = 1..L,
+``W{l}`` of shape (n_{l-1}, n_l) row-major, then ``b{l}`` of shape (n_l,).
+A strategy can therefore sum, send or average parameters and gradients as one
+vector without knowing the architecture (DESIGN.md, "Networks").
+
+The net holds its weights but no training state: ``forward`` returns the
+activations it needs for ``backward`` in a cache, and scratch buffers live in a
+:class:`Workspace` that the caller allocates once per bunch size and passes in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from engine.activations import Activation, get_activation
+
+
+@dataclass
+class Workspace:
+    """Preallocated buffers for one bunch size B."""
+
+    B: int
+    a: list  # a[l]: (B, n_l) activations, a[0] is a copy slot for the input
+    delta: list  # delta[l]: (B, n_l) back-propagated errors
+    tmp: list  # tmp[l]: (B, n_l) scratch for derivatives
+
+
+class MLP:
+    """Fully connected feed-forward net ``sizes = (n_0, n_1, ..., n_L)``.
+
+    ``activations`` is one registry name for every layer or one per layer
+    (length L).
+    """
+
+    def __init__(self, sizes: Sequence[int], activations="symmetric_sigmoid", *, params=None):
+        sizes = tuple(int(s) for s in sizes)
+        if len(sizes) < 2 or min(sizes) < 1:
+            raise ValueError(f"an MLP needs at least two layer sizes >= 1, got {sizes}")
+        self.sizes = sizes
+        self.L = len(sizes) - 1
+        if isinstance(activations, str):
+            activations = [activations] * self.L
+        if len(activations) != self.L:
+            raise ValueError(f"need {self.L} activations, got {len(activations)}")
+        self.acts: list[Activation] = [get_activation(a) for a in activations]
+        self.slices: dict[str, slice] = {}
+        self.shapes: dict[str, tuple] = {}
+        off = 0
+        for l in range(1, self.L + 1):
+            for name, shape in ((f"W{l}", (sizes[l - 1], sizes[l])), (f"b{l}", (sizes[l],))):
+                n = int(np.prod(shape))
+                self.slices[name] = slice(off, off + n)
+                self.shapes[name] = shape
+                off += n
+        self.n_params = off
+        self.params = np.zeros(off) if params is None else params  # (n_params,)
+        if self.params.shape != (off,) or self.params.dtype != np.float64:
+            raise ValueError(f"params must be float64 of shape ({off},)")
+        self.W = [None] + [self.view(self.params, f"W{l}") for l in range(1, self.L + 1)]
+        self.b = [None] + [self.view(self.params, f"b{l}") for l in range(1, self.L + 1)]
+
+    # -- parameter vector ---------------------------------------------------
+    def view(self, flat: np.ndarray, name: str) -> np.ndarray:
+        """Named view into any vector with this net's layout (params or grads)."""
+        return flat[self.slices[name]].reshape(self.shapes[name])
+
+    def named(self, flat: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        flat = self.params if flat is None else flat
+        return {k: self.view(flat, k) for k in self.slices}
+
+    def init_uniform(self, rng: np.random.Generator, *, scale: float = 0.1) -> None:
+        """Weights and biases uniform in [−scale, scale] (FANN 2's default range)."""
+        self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
+
+    def init_nguyen_widrow(self, rng: np.random.Generator) -> None:
+        """Nguyen & Widrow (IJCNN 1990) initialisation.
+
+        Hidden layer l: each unit's incoming weight vector is drawn uniform in
+        [−0.5, 0.5], then rescaled to length β = 0.7·n_l^(1/n_{l−1}); its bias
+        is uniform in [−β, β]. The output layer is uniform in [−0.5, 0.5].
+        """
+        for l in range(1, self.L + 1):
+            W, b = self.W[l], self.b[l]
+            if l < self.L:
+                beta = 0.7 * self.sizes[l] ** (1.0 / self.sizes[l - 1])
+                W[:] = rng.uniform(-0.5, 0.5, size=W.shape)  # (n_{l-1}, n_l)
+                W *= beta / np.linalg.norm(W, axis=0, keepdims=True)
+                b[:] = rng.uniform(-beta, beta, size=b.shape)
+            else:
+                W[:] = rng.uniform(-0.5, 0.5, size=W.shape)
+                b[:] = rng.uniform(-0.5, 0.5, size=b.shape)
+
+    @property
+    def n_connections(self) -> int:
+        """Weights plus biases: the connections counted by CUPS figures."""
+        return self.n_params
+
+    def workspace(self, B: int) -> Workspace:
+        mk = lambda: [np.empty((B, n)) for n in self.sizes]  # noqa: E731  (B, n_l) each
+        return Workspace(B, mk(), mk(), mk())
+
+    # -- forward / backward ---------------------------------------------------
+    def forward(self, x: np.ndarray, *, ws: Workspace | None = None):
+        """Return ``(y, cache)``; y is (B, n_L). The cache holds every layer's output."""
+        B = x.shape[0]
+        if ws is None or ws.B != B:
+            ws = self.workspace(B)
+        a = ws.a
+        a[0] = x  # the input itself: no copy
+        for l in range(1, self.L + 1):
+            z = np.matmul(a[l - 1], self.W[l], out=ws.a[l])  # (B, n_l)
+            z += self.b[l]
+            self.acts[l - 1].f(z, z)
+        return a[self.L], (a, ws)
+
+    def backward(self, dy: np.ndarray, cache, *, out: np.ndarray | None = None,
+                 need_dx: bool = False):
+        """Gradient of Σ_p E_p given dy = ∂E_p/∂y (B, n_L); returns the flat gradient.
+
+        With ``need_dx`` it returns ``(grad, dx)`` where dx = ∂E/∂x (B, n_0).
+        The gradient is summed (not averaged) over the bunch; the optimizer
+        decides how to scale it.
+        """
+        a, ws = cache
+        g = np.empty(self.n_params) if out is None else out
+        L = self.L
+        delta = ws.delta[L]
+        self.acts[L - 1].df(a[L], ws.tmp[L])
+        np.multiply(dy, ws.tmp[L], out=delta)  # (B, n_L)
+        for l in range(L, 0, -1):
+            np.matmul(a[l - 1].T, delta, out=self.view(g, f"W{l}"))
+            np.sum(delta, axis=0, out=self.view(g, f"b{l}"))
+            if l > 1 or need_dx:
+                prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
+                if l > 1:
+                    prev *= self.acts[l - 2].df(a[l - 1], ws.tmp[l - 1])
+                delta = prev
+        if need_dx:
+            return g, ws.delta[0]
+        return g
