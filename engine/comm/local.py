@@ -71,11 +71,12 @@ class LocalComm(Communicator):
             spins = 0
             while ctrl[p] < g:
                 spins += 1
-                if spins % _SPIN_CHECK == 0:
+                if spins > _SPIN_CHECK:
+                    # Waiting long (≈100 µs): a peer is descheduled or slow. Yield the
+                    # core on every further check so an oversubscribed peer can run.
+                    os.sched_yield()
                     if ctrl[self._abort]:
                         raise CommAborted("a peer failed; aborting")
-                    if spins > 64 * _SPIN_CHECK:
-                        os.sched_yield()  # oversubscribed: let the peer run
 
     def _views(self, n: int):
         """(my row, all rows) of the current slot set for n elements; flips the phase."""

@@ -27,6 +27,8 @@ patterns it processed (§4.1). A run that reaches ``max_epochs`` fails.
 from __future__ import annotations
 
 import math
+import os
+import signal
 from dataclasses import asdict, dataclass
 from time import perf_counter
 
@@ -136,11 +138,30 @@ class PPTWorker:
         return mean_squared_error(y, self.T)
 
 
+def _injected_fault(rank: int):
+    """Fault injection for tests: ENGINE_FAULT="raise:RANK:ROUND" or "kill:RANK:ROUND"."""
+    spec = os.environ.get("ENGINE_FAULT")
+    if not spec:
+        return None
+    mode, r, rnd = spec.split(":")
+    return (mode, int(rnd)) if int(r) == rank else None
+
+
+def _fire(fault, round_: int) -> None:
+    mode, at = fault
+    if round_ == at:
+        if mode == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise RuntimeError(f"injected fault at round {at}")
+
+
 def ppt_worker(comm, *, sizes, activation, X, T, cfg: PPTConfig, seed: int,
-               trace: bool = False) -> dict:
+               trace: bool = False, init_scale: float = 1.0) -> dict:
     """SPMD body: the same code on every rank of any communicator."""
     P = comm.size
-    w = PPTWorker(sizes, activation, X, T, rank=comm.rank, size=P, cfg=cfg, seed=seed, trace=trace)
+    w = PPTWorker(sizes, activation, X, T, rank=comm.rank, size=P, cfg=cfg, seed=seed,
+                  init_scale=init_scale, trace=trace)
+    fault = _injected_fault(comm.rank)
     recv = np.empty((P, w.msg.size))  # (P, n_params + 1)
     log = RoundLog(4096)
     curve = []
@@ -149,7 +170,9 @@ def ppt_worker(comm, *, sizes, activation, X, T, cfg: PPTConfig, seed: int,
     comm.barrier()
     t0 = perf_counter()
     sw.lap()
-    for _ in range(cfg.max_rounds(w.n, P)):
+    for r in range(cfg.max_rounds(w.n, P)):
+        if fault is not None:
+            _fire(fault, r)
         w.local_round()
         tc = sw.lap()
         comm.allgather(w.msg, recv)
@@ -182,7 +205,7 @@ def _record(results: list, *, kind: str, P: int, m: int, n: int, cfg: PPTConfig,
 
 def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed: int,
                            workers: int, backend: str = "local", comm=None, profile=None,
-                           trace: bool = False) -> RunRecord | None:
+                           init_scale: float = 1.0, trace: bool = False) -> RunRecord | None:
     """Run PPT on ``workers`` workers.
 
     backend: ``inprocess`` (workers must be 1), ``local`` (forked processes),
@@ -193,7 +216,8 @@ def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed
     from engine.comm.local import run_local
 
     n = X.shape[0]
-    kw = dict(sizes=sizes, activation=activation, X=X, T=T, cfg=cfg, seed=seed, trace=trace)
+    kw = dict(sizes=sizes, activation=activation, X=X, T=T, cfg=cfg, seed=seed, trace=trace,
+              init_scale=init_scale)
     m, P = cfg.local_epoch, workers
     if backend == "inprocess":
         if P != 1:
@@ -214,14 +238,14 @@ def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed
     raise ValueError(f"unknown backend {backend!r}; use inprocess, local, mpi or emulated")
 
 
-def _emulate(P, *, profile, sizes, activation, X, T, cfg, seed, trace) -> RunRecord:
+def _emulate(P, *, profile, sizes, activation, X, T, cfg, seed, trace, init_scale) -> RunRecord:
     """All P workers in this process, one after another; each worker's compute is
     timed on its own and communication comes from ``profile.allgather_time``.
     Numerically identical to the SPMD run with the same seed.
     """
     n = X.shape[0]
-    ws = [PPTWorker(sizes, activation, X, T, rank=p, size=P, cfg=cfg, seed=seed, trace=trace)
-          for p in range(P)]
+    ws = [PPTWorker(sizes, activation, X, T, rank=p, size=P, cfg=cfg, seed=seed,
+                    init_scale=init_scale, trace=trace) for p in range(P)]
     nbytes = ws[0].msg.nbytes
     t_comm = profile.allgather_time(P, nbytes)
     recv = np.empty((P, ws[0].msg.size))  # (P, n_params + 1)

@@ -1,0 +1,1 @@
+"""Per-paper reproductions driving the engine. ``python -m reproduce --help``."""

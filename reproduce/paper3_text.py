@@ -1,0 +1,140 @@
+"""report.md for paper3: setup, every reported number beside ours, and what explains the gaps.
+
+Every number in the text is computed from this run's rows and runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from reproduce import report as R
+from reproduce.paper3 import TABLE1
+
+
+def _median(g, col):
+    g = g[g.converged]
+    return float(np.median(g[col])) if len(g) else float("nan")
+
+
+def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
+                    implied) -> str:
+    f = R.fmt
+    main = runs[runs.study == "main"]
+    serial = main[main.name == "serial"]
+    pat = main[main.name == "pattern"]
+    first_src = sorted(pat.source.unique())[0] if not pat.empty else None
+    L = [f"# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
+    if quick_shrunk:
+        L += ["> **QUICK RUN — not the paper's setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
+    L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
+          f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
+          f"seeds {meta['seeds']} (run i uses seed {meta['seed']}+i), wall time {meta['wall_s']:.0f} s. "
+          f"Verdict `close` means within ±{R.DEFAULT_TOLERANCE:.0%} of the paper's value "
+          f"(exact match for the best local epoch).", ""]
+    L += ["## Setup", "",
+          "| item | ours | paper |", "|---|---|---|",
+          f"| problem | {setup.bits}-bit parity, all {2**setup.bits} patterns | §5, same |",
+          "| data and order | inputs and targets ±1; each node draws its local epoch uniformly without "
+          "replacement from the full set every round, from its own stream (seed, rank) | §4.1: random "
+          "sampling of the full set each round |",
+          f"| model | {setup.bits}-{setup.hidden}-1 MLP, `{setup.activation}` 2/(1+e^-x)−1 in every layer, "
+          f"biases | §5: 3 layers, 100 hidden; activation not stated |",
+          f"| initialisation | uniform ±{setup.init_scale:g} (deviation, see findings) | not stated "
+          "(FANN's default is ±0.1) |",
+          "| loss | E = ½Σ(t−y)² per pattern; reported MSE = mean (t−y)² | not stated |",
+          f"| optimizer | batch gradient descent, η = {setup.lr}, momentum α = {setup.momentum}; PPT: each "
+          f"node's update −η·Σ∇E/local_epoch, updates summed (`combine={setup.combine}`), momentum on the "
+          "sum | §4.1, §5 |",
+          f"| stopping rule | mean over nodes of each node's MSE over its last k·n/p patterns "
+          f"(k = {setup.k:g}) < {setup.threshold}, then verified on the full set; serial: epoch MSE "
+          f"< {setup.threshold} | §4.1 (threshold not stated) |",
+          f"| cap | {setup.max_epochs:,.0f} epochs (presentations/256); capped runs count as failed | "
+          "§3: unsuccessful attempts are stopped |",
+          f"| runs | {setup.runs} per configuration; medians (min–max) of the converged runs | "
+          "means of 10 successful runs |", ""]
+    L += ["### Machine profiles behind emulated numbers", "",
+          "Emulated time = Σ over rounds of the slowest node's measured compute + the allgather model "
+          "⌈log2 P⌉·α + (P−1)·s/β (recursive doubling; Thakur, Rabenseifner & Gropp 2005), "
+          f"s = our message of {int(runs.get('msg_bytes', pd.Series([0])).max() or 0) or 8016} bytes "
+          "(float64 weights + the error estimate).", "",
+          "| profile | α latency | β bandwidth | fitted | source |", "|---|---|---|---|---|"]
+    for p in profiles:
+        L.append(f"| {p.name} | {p.latency_s * 1e6:.2f} µs | {p.bandwidth_Bps / 1e6:,.0f} MB/s | "
+                 f"{'yes' if p.fitted else 'no'} | {p.source} |")
+    L += [""]
+    for t, title in (("table1", "Table 1 — time to train vs nodes (best local epoch per node count)"),
+                     ("table2", "Table 2 — 8 nodes, local epoch 32 / 64 / 128 / 256"),
+                     ("extra", "Our extra checks (no paper value)")):
+        d = df[df.table == t]
+        if not d.empty:
+            L += [f"## {title}", "", R.comparison_markdown(d), ""]
+    L += ["## Plots", ""] + [f"![{x}]({x})" for x in figs] + [""]
+
+    # ---- findings, all computed --------------------------------------------------
+    L += ["## What explains the differences", ""]
+    t1 = _median(serial, "time_s")
+    e1 = _median(serial, "epochs")
+    if t1 == t1:
+        per_epoch = t1 / e1
+        L += [f"1. **Absolute times are not comparable.** Our serial batch run takes {f(t1)} s "
+              f"(median, measured) against the paper's {TABLE1[0][1]:g} s: {f(TABLE1[0][1] / t1)}× faster. "
+              f"One epoch of 256 patterns costs us {per_epoch * 1e6:.0f} µs with numpy on this CPU. "
+              "Compare epochs, speedups and communication shares instead.", ""]
+    lines = []
+    for P in (2, 4, 8):
+        g = pat[(pat.nodes == P) & (pat.local_epoch == 32) & (pat.source == first_src)]
+        r = _median(g, "rounds")
+        if r == r and e1 == e1:
+            lines.append(f"P = {P}: {f(r)} rounds, P × rounds / serial epochs = {f(P * r / e1)}")
+    if lines:
+        L += ["2. **Fewer epochs with more nodes is the summed update.** Each node's update is a full "
+              "batch step over its own local epoch (FANN divides by the patterns it saw), and the P "
+              "updates are added, so a round moves as far as P batch steps: the effective learning "
+              "rate is P·η. Our rounds to converge fall as 1/P at local epoch 32 (" + "; ".join(lines) +
+              "). This is the paper's \"fewer total epochs than the sequential batch version\" (§5). "
+              "With `combine=mean` (a true batch step over the union) the extra check above shows the "
+              "epoch count of plain batch training instead.", ""]
+    a, b = implied["rounds"], implied["presentations"]
+    cv = lambda xs: float(np.std(xs) / np.mean(xs))  # noqa: E731
+    ca, cb = [r["comm_s_per_round"] for r in a], [r["comm_s_per_round"] for r in b]
+    L += ["3. **What the paper's \"Num Epochs to Train\" counts.** Table 2's own numbers give the "
+          "communication time per round (time × share / rounds). If the column counted rounds, one "
+          f"allgather of the same {msg_bytes_paper:,}-byte message would take "
+          + ", ".join(f"{x * 1e3:.2f}" for x in ca) + f" ms for local epochs 32–256 (spread {cv(ca):.0%}). "
+          "If it counts pattern presentations over all 8 nodes divided by 256, the same allgather "
+          "takes " + ", ".join(f"{x * 1e3:.2f}" for x in cb) + f" ms (spread {cv(cb):.0%}) and compute "
+          "per pattern is " + ", ".join(f"{r['compute_s_per_pattern'] * 1e6:.1f}" for r in b) +
+          " µs. Only the second reading makes the table self-consistent, so we count epochs that way "
+          "(for local epoch 32 on 8 nodes the two agree).", ""]
+    gige = next((p for p in profiles if p.name == "gige2008"), None)
+    if gige:
+        L += [f"4. **The 2008 network.** Fitting α to those per-round times with β at the 1 Gbit/s line "
+              f"rate gives α = {gige.latency_s * 1e6:.0f} µs per message step. That fitted α absorbs "
+              "everything the paper counted as communication, likely including waiting "
+              "for the slowest node. With our compute per round, this profile makes communication "
+              "dominate, which is why our emulated shares on it sit above the paper's.", ""]
+    meas = pat[(pat.source == "measured") & (pat.nodes == 2)]
+    emu = pat[(pat.source == "emulated (here)") & (pat.nodes == 2)]
+    if not meas.empty and not emu.empty:
+        ratios = []
+        for m in sorted(meas.local_epoch.unique()):
+            tm, te = _median(meas[meas.local_epoch == m], "time_s"), _median(emu[emu.local_epoch == m], "time_s")
+            if tm == tm and te == te:
+                ratios.append(f"{int(m)}: {te / tm:.2f}")
+        L += ["5. **Emulator check at 2 nodes.** Emulated (profile `here`) / measured time, same seeds and "
+              "identical numerics, per local epoch: " + ", ".join(ratios) + ". Below 1 means the "
+              "measured run lost time the model does not see (process scheduling, the second core "
+              "shared with the OS); the measured 2-node rows are the ground truth on this machine.", ""]
+    fi = df[(df.table == "extra") & df.condition.str.contains("init")]
+    if not fi.empty:
+        r = fi.iloc[0]
+        L += [f"6. **Initialisation.** From FANN's default uniform ±0.1, {r.note.split(';')[1].strip()}: "
+              "the output stays near 0 (MSE ≈ 1) on the parity plateau, where every low-order "
+              "correlation between inputs and target is zero. That is why we start from ±1.", ""]
+    L += ["## How to run", "",
+          "```", "python -m reproduce paper3              # default: the paper's grid, 10 runs each",
+          "python -m reproduce paper3 --quick      # under a minute, shrunk (writes results/quick/)",
+          "python -m reproduce paper3 --full       # also 10 runs of each extra check",
+          "mpiexec -n 2 python -m reproduce paper3 --backend mpi   # measured nodes on MPI ranks", "```",
+          "", "Rows: `comparison.csv` (shared format); run metadata and the same rows: `summary.json`.", ""]
+    return "\n".join(L)

@@ -1,0 +1,34 @@
+"""The five papers: who, what, and which module reproduces each (None: not yet)."""
+from __future__ import annotations
+
+import importlib
+
+PAPERS = [
+    {"name": "paper0", "authors": "McCann & Kalman", "year": 1994,
+     "title": "Strategies for the Parallel Training of Simple Recurrent Neural Networks",
+     "workload": "recurrent NETtalk, Elman nets",
+     "strategies": "shared-memory network partition and sequence partition, conjugate gradients",
+     "module": None},
+    {"name": "paper1", "authors": "Färber", "year": 1997,
+     "title": "Quicknet on MultiSpert: Fast Parallel Neural Network Training",
+     "workload": "speech frames, 156:400:56 and 156:1000:56 MLPs",
+     "strategies": "network-parallel (pipelined) vs pattern-parallel, bunch mode, performance model",
+     "module": None},
+    {"name": "paper2", "authors": "Khomenko, Shyshkov, Radyvonenko & Bokhan", "year": 2016,
+     "title": "Accelerating Recurrent Neural Network Training using Sequence Bucketing and "
+              "Multi-GPU Data Parallelization",
+     "workload": "handwriting-like sequences, LSTM+CTC",
+     "strategies": "optimal bucketing, data-parallel model averaging", "module": None},
+    {"name": "paper3", "authors": "Dahl, McAvinney & Newhall", "year": 2008,
+     "title": "Parallelizing Neural Network Training for Cluster Systems",
+     "workload": "8-bit parity", "strategies": "pattern-parallel over MPI Allgather",
+     "module": "reproduce.paper3"},
+    {"name": "paper4", "authors": "Hlynsson & Schmitz", "year": 2016,
+     "title": "A Parallel Implementation of the Training of a Backpropagation Multilayer Perceptron",
+     "workload": "deep MLP", "strategies": "node-parallel, analytic speedup model", "module": None},
+]
+BY_NAME = {p["name"]: p for p in PAPERS}
+
+
+def load(name: str):
+    return importlib.import_module(BY_NAME[name]["module"])

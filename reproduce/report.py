@@ -1,0 +1,146 @@
+"""Comparison rows, report files and the cross-paper index (DESIGN.md, "Comparison rows").
+
+One long-format table serves every paper: ``results/<paper>/comparison.csv``
+with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within
+``tolerance`` (relative) of the paper's value, ``differs`` otherwise, and
+``no-paper-value`` where the paper gives none.
+"""
+from __future__ import annotations
+
+import math
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from reproduce.store import atomic_write, dumps
+
+COLUMNS = ["paper", "table", "quantity", "condition", "unit", "reported", "ours", "ours_low",
+           "ours_high", "kind", "runs", "ratio", "verdict", "note"]
+KINDS = ("measured", "emulated", "modeled", "reported")
+# Fixed key order of the ``condition`` column; other keys follow alphabetically.
+CONDITION_ORDER = ["nodes", "workers", "local_epoch", "bunch", "hidden", "layers", "width", "Q",
+                   "backend", "profile", "combine", "init"]
+DEFAULT_TOLERANCE = 0.10
+
+
+def condition(**kv) -> str:
+    keys = [k for k in CONDITION_ORDER if k in kv] + sorted(k for k in kv if k not in CONDITION_ORDER)
+    return ";".join(f"{k}={kv[k]}" for k in keys if kv[k] is not None)
+
+
+def verdict(reported, ours, tolerance: float = DEFAULT_TOLERANCE) -> tuple[float, str]:
+    if reported is None or (isinstance(reported, float) and math.isnan(reported)):
+        return float("nan"), "no-paper-value"
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)) or reported == 0:
+        return float("nan"), "differs"
+    r = ours / reported
+    return r, ("close" if abs(r - 1) <= tolerance else "differs")
+
+
+def row(paper: str, table: str, quantity: str, cond: str, unit: str, *, reported=None, ours=None,
+        low=None, high=None, kind: str, runs: int = 1, note: str = "",
+        tolerance: float = DEFAULT_TOLERANCE) -> dict:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    ratio, v = verdict(reported, ours, tolerance)
+    return {"paper": paper, "table": table, "quantity": quantity, "condition": cond, "unit": unit,
+            "reported": reported, "ours": ours, "ours_low": low, "ours_high": high, "kind": kind,
+            "runs": runs, "ratio": ratio, "verdict": v, "note": note}
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def run_metadata(**extra) -> dict:
+    def v(pkg):
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return None
+
+    import os
+
+    return {
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": sys.version.split()[0], "platform": platform.platform(),
+        "machine": platform.machine(), "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "versions": {p: v(p) for p in ("numpy", "scipy", "pandas", "seaborn", "multiprocess",
+                                        "mpi4py", "parallel-nn-repro")},
+        **extra,
+    }
+
+
+def write_tables(out: Path, rows: list[dict], meta: dict) -> pd.DataFrame:
+    """comparison.csv and summary.json, each written atomically."""
+    df = frame(rows)
+    atomic_write(out / "comparison.csv", df.to_csv(index=False, float_format="%.6g"))
+    atomic_write(out / "summary.json", dumps({"meta": meta, "rows": df.to_dict(orient="records")}))
+    return df
+
+
+def fmt(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e7):
+        return f"{int(x):,}"
+    ax = abs(x)
+    if ax >= 1e4 or ax < 1e-3:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits}g}" if ax < 1 else f"{x:,.{max(digits - int(math.log10(ax)) - 1, 0)}f}"
+
+
+def markdown_table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    columns = columns or list(df.columns)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for _, r in df.iterrows():
+        lines.append("| " + " | ".join(fmt(r[c]) if not isinstance(r[c], str) else r[c]
+                                      for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def comparison_markdown(df: pd.DataFrame) -> str:
+    """Every row: reported beside ours with spread, ratio, kind and verdict."""
+    d = df.copy()
+    d["ours (min–max)"] = [
+        fmt(o) + (f" ({fmt(lo)}–{fmt(hi)})" if lo is not None and not pd.isna(lo) else "")
+        for o, lo, hi in zip(d["ours"], d["ours_low"], d["ours_high"])]
+    return markdown_table(d, ["table", "quantity", "condition", "unit", "reported",
+                              "ours (min–max)", "ratio", "kind", "runs", "verdict", "note"])
+
+
+def fidelity(df: pd.DataFrame) -> dict:
+    c = df["verdict"].value_counts()
+    return {k: int(c.get(k, 0)) for k in ("close", "differs", "no-paper-value")}
+
+
+def build_index(results: Path, papers: list[dict]) -> str:
+    """results/index.md from every paper's comparison rows."""
+    out = ["# Reproduction results", "",
+           "One section per paper, built by `python -m reproduce report` from each "
+           "`results/<paper>/comparison.csv`. Kinds: measured (timed here), emulated "
+           "(measured compute + communication model), modeled (formula), reported (the paper).", ""]
+    summary = ["| paper | rows | close | differs | no paper value | report |", "|---|---|---|---|---|---|"]
+    sections = []
+    for p in papers:
+        f = results / p["name"] / "comparison.csv"
+        if not f.exists():
+            summary.append(f"| {p['name']} | – | – | – | – | not run |")
+            continue
+        df = pd.read_csv(f, keep_default_na=True)
+        df = df.astype({"note": "object"}).fillna({"note": ""})
+        fi = fidelity(df)
+        summary.append(f"| {p['name']} | {len(df)} | {fi['close']} | {fi['differs']} | "
+                       f"{fi['no-paper-value']} | [report]({p['name']}/report.md) |")
+        sections += [f"## {p['name']}: {p['authors']} {p['year']}, *{p['title']}*", "",
+                     f"Fidelity: {fi['close']} close, {fi['differs']} differ, "
+                     f"{fi['no-paper-value']} without a paper value.", "",
+                     comparison_markdown(df), ""]
+    return "\n".join(out + summary + [""] + sections)

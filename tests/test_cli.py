@@ -1,0 +1,164 @@
+"""The command line end to end: --quick, bad inputs, faults, resume, MPI."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reproduce.report import COLUMNS, KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args, env=None, timeout=240, mpi: int | None = None):
+    cmd = [sys.executable, "-m", "reproduce", *args]
+    if mpi:
+        cmd = [mpiexec(), "-n", str(mpi), *cmd]
+    e = {k: v for k, v in os.environ.items() if k != "ENGINE_FAULT"}  # no inherited faults
+    e.update(env or {})
+    return subprocess.run(cmd, cwd=ROOT, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def mpiexec():
+    cand = Path(sys.executable).parent / "mpiexec"
+    return str(cand) if cand.exists() else shutil.which("mpiexec")
+
+
+def last_line(p):
+    lines = [x for x in p.stderr.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else ""
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quick")
+    p = cli("paper3", "--quick", "--out", str(out), "--json", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    return out, p
+
+
+def test_quick_writes_shared_format(quick):
+    out, p = quick
+    d = out / "paper3"
+    for f in ("comparison.csv", "summary.json", "report.md", "time_vs_nodes.png",
+              "local_epoch_8nodes.png"):
+        assert (d / f).stat().st_size > 0, f
+    df = pd.read_csv(d / "comparison.csv")
+    assert list(df.columns) == COLUMNS
+    assert set(df.kind) <= set(KINDS)
+    assert set(df.verdict) <= {"close", "differs", "no-paper-value"}
+    # The paper's Table 1 and Table 2 numbers are all there beside ours.
+    t1 = df[(df.table == "table1") & (df.quantity == "total_time")]
+    assert {689, 190, 177, 65} <= set(t1.reported.dropna())
+    t2 = df[(df.table == "table2") & (df.quantity == "epochs_to_train")]
+    assert {19891.2, 109568.0} <= set(t2.reported)
+    # ratio is ours/reported wherever the paper has a value
+    r = df.dropna(subset=["reported"])
+    r = r[r.reported != 0]
+    assert ((r.ours / r.reported - r.ratio).abs() < 1e-4 * r.ratio.abs().clip(lower=1)).all()
+    summary = json.loads(p.stdout)
+    assert summary["meta"]["mode"] == "quick" and summary["meta"]["workers"] >= 1
+    assert len(summary["rows"]) == len(df)
+    assert "QUICK RUN" in (d / "report.md").read_text()
+
+
+def test_list_shows_every_paper():
+    p = cli("list")
+    assert p.returncode == 0
+    for n in ("paper0", "paper1", "paper2", "paper3", "paper4"):
+        assert n in p.stdout
+    assert "Dahl" in p.stdout and "[implemented]" in p.stdout and "not implemented yet" in p.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["paper9"], "unknown paper 'paper9'"),
+    (["paper3", "--workers", "0"], "--workers: must be an integer >= 1, got '0'"),
+    (["paper3", "--workers", "two"], "--workers: must be an integer >= 1, got 'two'"),
+    (["paper3", "--runs", "1.5"], "--runs: must be an integer >= 1, got '1.5'"),
+    (["paper3", "--backend", "tcp"], "invalid choice: 'tcp'"),
+    (["paper1"], "paper1 is not implemented yet"),
+])
+def test_usage_errors_exit_2_with_one_line(args, needle):
+    p = cli(*args)
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert needle in p.stderr
+
+
+def test_unwritable_out(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    p = cli("paper3", "--quick", "--out", str(blocker / "sub"))
+    assert p.returncode == 2
+    assert "cannot write results to" in last_line(p)
+
+
+@pytest.mark.parametrize("mode,needle", [("raise", "injected fault"), ("kill", "died")])
+def test_worker_fault_fails_fast_and_keeps_old_results(tmp_path, mode, needle):
+    d = tmp_path / "paper3"
+    d.mkdir()
+    (d / "comparison.csv").write_text("previous results\n")
+    p = cli("paper3", "--quick", "--out", str(tmp_path), "--no-progress",
+            env={"ENGINE_FAULT": f"{mode}:1:5"}, timeout=120)
+    assert p.returncode == 1
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "worker 1" in p.stderr and needle in p.stderr
+    assert (d / "comparison.csv").read_text() == "previous results\n"
+    assert not list(d.glob("*.tmp")) and not list(d.glob(".*.tmp"))
+    # The serial run finished before the fault: a rerun resumes from it.
+    cached = sorted((d / ".cache").glob("*.json"))
+    assert len(cached) == 1
+    before = cached[0].read_text()
+    p = cli("paper3", "--quick", "--out", str(tmp_path), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert cached[0].read_text() == before  # reused, not recomputed
+    assert len(list((d / ".cache").glob("*.json"))) > 1
+
+
+def test_report_builds_index(quick):
+    out, _ = quick
+    p = cli("report", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    text = (out / "index.md").read_text()
+    assert "## paper3" in text and "Fidelity:" in text
+    assert "| paper1 | – |" in text  # not run yet
+
+
+needs_mpi = pytest.mark.skipif(mpiexec() is None, reason="mpiexec not found (pip install mpich)")
+
+
+@needs_mpi
+def test_mpi_size_disagrees_with_workers(tmp_path):
+    pytest.importorskip("mpi4py")
+    p = cli("paper3", "--backend", "mpi", "--workers", "3", "--quick", "--out", str(tmp_path),
+            mpi=2, timeout=120)
+    assert p.returncode == 2
+    assert "--workers 3 disagrees with the MPI world size 2" in p.stderr
+
+
+@needs_mpi
+def test_mpi_end_to_end(tmp_path):
+    pytest.importorskip("mpi4py")
+    p = cli("paper3", "--backend", "mpi", "--quick", "--out", str(tmp_path), "--no-progress",
+            mpi=2, timeout=300)
+    assert p.returncode == 0, p.stderr
+    df = pd.read_csv(tmp_path / "paper3" / "comparison.csv")
+    meas = df[(df.kind == "measured") & df.condition.str.startswith("nodes=2")]
+    assert not meas.empty
+    meta = json.loads((tmp_path / "paper3" / "summary.json").read_text())["meta"]
+    assert meta["backend"] == "mpi" and meta["workers"] == 2
+
+
+@needs_mpi
+def test_mpi_worker_fault_aborts(tmp_path):
+    pytest.importorskip("mpi4py")
+    p = cli("paper3", "--backend", "mpi", "--quick", "--out", str(tmp_path), "--no-progress",
+            mpi=2, env={"ENGINE_FAULT": "raise:1:5", "REPRODUCE_ALL_RANKS_SAY": "1"}, timeout=120)
+    assert p.returncode != 0
+    assert "injected fault" in p.stderr
