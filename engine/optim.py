@@ -21,7 +21,7 @@ class SGD:
     """
 
     def __init__(self, n_params: int, *, lr: float, momentum: float = 0.0):
-        if lr <= 0:
+        if not lr > 0:  # also rejects NaN
             raise ValueError(f"learning rate must be > 0, got {lr}")
         if not 0 <= momentum < 1:
             raise ValueError(f"momentum must be in [0, 1), got {momentum}")

