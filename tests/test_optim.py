@@ -87,9 +87,8 @@ def test_apply_works_on_views_in_place():
 
 @pytest.mark.parametrize("lr", [
     0.0, -0.1, -math.inf,
-    # Known engine bug: `if lr <= 0` is False for NaN, so SGD(lr=nan) is accepted and
-    # silently turns every parameter into NaN. Remove the mark once optim.py checks
-    # `not lr > 0` (or math.isfinite); strict, so the fix makes this test say so.
+    # regression: `lr <= 0` is False for NaN, so SGD(lr=nan) used to be accepted and
+    # silently turned every parameter into NaN
     math.nan,
 ])
 def test_bad_learning_rate(lr):
