@@ -201,6 +201,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
                         if status == "error":
                             error = payload
                             break
+                    procs[r].join(1.0)  # the sentinel can fire before exitcode is set
                     code = procs[r].exitcode
                     error = f"worker {r} died (exit code {code})"
                 if error:

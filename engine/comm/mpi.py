@@ -37,7 +37,9 @@ class MPIComm(Communicator):
         x = np.ascontiguousarray(sendbuf, dtype=np.float64)
         if out is None:
             out = np.empty_like(x)
-        if np.shares_memory(x, out):  # MPI forbids aliased buffers: reduce in place
+        if np.shares_memory(x, out) and x.__array_interface__["data"][0] != out.__array_interface__["data"][0]:
+            x = x.copy()  # partial overlap: keep the input before MPI writes over it
+        elif np.shares_memory(x, out):  # same buffer; MPI forbids aliasing: reduce in place
             self.comm.Allreduce(self._MPI.IN_PLACE, out, op=self._MPI.SUM)
             return out
         self.comm.Allreduce(x, out, op=self._MPI.SUM)
