@@ -135,7 +135,10 @@ class MLP:
             np.matmul(a[l - 1].T, delta, out=self.view(g, f"W{l}"))
             np.sum(delta, axis=0, out=self.view(g, f"b{l}"))
             if l > 1 or need_dx:
-                prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
+                if delta.shape[1] == 1:  # an outer product: BLAS is slow at this shape
+                    prev = np.multiply(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
+                else:
+                    prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
                 if l > 1:
                     prev *= self.acts[l - 2].df(a[l - 1], ws.tmp[l - 1])
                 delta = prev
