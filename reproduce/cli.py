@@ -18,24 +18,19 @@ class UsageError(Exception):
     pass
 
 
-def positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s!r}")
-    return v
+def _int_at_least(lo: int):
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            v = None
+        if v is None or v < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {s!r}")
+        return v
+    return parse
 
 
-def nonneg_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {s!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {s!r}")
-    return v
+positive_int, nonneg_int = _int_at_least(1), _int_at_least(0)
 
 
 class _Parser(argparse.ArgumentParser):

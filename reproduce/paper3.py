@@ -11,8 +11,6 @@ import math
 import os
 from dataclasses import asdict, dataclass, replace
 
-import numpy as np
-
 from datasets.parity import parity
 from engine.nets.mlp import MLP
 from engine.perfmodel import MachineProfile, fit_latency, measure_here

@@ -188,11 +188,9 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
 def write(out, results, *, setup, profiles, meta, quick_shrunk=None) -> dict:
     runs = runs_frame(results, profiles)
     rows, best = comparison_rows(runs, setup)
-    df = R.write_tables(out, rows, {**meta, "tolerance": TOL, "fidelity": None})
     figs = plots(out, runs, best)
-    fid = R.fidelity(df)
-    meta = {**meta, "fidelity": fid, "figures": figs}
-    R.write_tables(out, rows, {**meta, "tolerance": TOL})
+    meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL}
+    df = R.write_tables(out, rows, meta)
     from reproduce.paper3_text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(df, runs, setup=setup, profiles=profiles,
