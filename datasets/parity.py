@@ -26,7 +26,7 @@ def _parity(bits: int, low: float, high: float):
 
 def parity(bits: int = 8, *, activation: str = "symmetric_sigmoid"):
     """Return ``(X, T)`` for all 2**bits patterns, read-only, shapes (n, bits), (n, 1)."""
-    if not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 20:
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 20:
         raise ValueError(f"parity bits must be an integer in 1..20, got {bits!r}")
     act = get_activation(activation)
     if not np.isfinite(act.low):

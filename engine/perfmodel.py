@@ -71,5 +71,7 @@ def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) 
     """Least-squares α for allgather times observed at one P and message size,
     with β fixed: α = mean(T_obs − (P−1)·s/β) / ⌈log2 P⌉.
     """
+    if P < 2:
+        raise ValueError(f"fit_latency needs P >= 2 (one node does not communicate), got P={P}")
     obs = np.asarray(comm_s_per_round, dtype=float)
     return float(np.mean(obs - (P - 1) * nbytes / bandwidth_Bps) / math.ceil(math.log2(P)))

@@ -195,6 +195,7 @@ def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, 
     from reproduce.store import RunCache
 
     t0 = time.perf_counter()
+    load0 = [round(x, 2) for x in os.getloadavg()]  # shared machine: how busy it was at start
     rank = 0 if comm is None else comm.rank
     here = measure_here() if rank == 0 else None
     profs = [p for p in (here, gige2008(setup)) if p is not None]
@@ -213,6 +214,7 @@ def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, 
     meta = {**run_metadata(), "paper": NAME, "mode": mode, "seed": seed, "seeds": f"{seed}..{seed + setup.runs - 1}",
             "workers": workers, "backend": backend, "setup": asdict(setup),
             "profiles": [p.as_dict() for p in profs], "wall_s": time.perf_counter() - t0,
+            "loadavg_start": load0,
             **(meta_extra or {})}
     return paper3_report.write(out, results, setup=setup, profiles=profs, meta=meta,
                                quick_shrunk=QUICK_SHRUNK if mode == "quick" else None)

@@ -15,6 +15,11 @@ def _median(g, col):
     return float(np.median(g[col])) if len(g) else float("nan")
 
 
+def _load(meta, key) -> str:
+    v = meta.get(key)
+    return "/".join(f"{x:.2f}" for x in v) if v else "not recorded"
+
+
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
                     implied) -> str:
     f = R.fmt
@@ -27,7 +32,10 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
         L += ["> **QUICK RUN — not the paper's setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
           f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
-          f"seeds {meta['seeds']} (run i uses seed {meta['seed']}+i), wall time {meta['wall_s']:.0f} s. "
+          f"seeds {meta['seeds']} (run i uses seed {meta['seed']}+i), wall time {meta['wall_s']:.0f} s, "
+          f"load average (1/5/15 min) {_load(meta, 'loadavg_start')} at start and "
+          f"{_load(meta, 'loadavg_end')} at the end: the machine is shared, so measured times carry "
+          "the noise of other jobs. "
           f"Verdict `close` means within ±{R.DEFAULT_TOLERANCE:.0%} of the paper's value "
           f"(exact match for the best local epoch).", ""]
     L += ["## Setup", "",

@@ -70,6 +70,8 @@ def run_metadata(**extra) -> dict:
         "python": sys.version.split()[0], "platform": platform.platform(),
         "machine": platform.machine(), "processor": platform.processor() or None,
         "cpu_count": os.cpu_count(),
+        # The machine is shared: the 1/5/15-minute load average when the run ended.
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "versions": {p: v(p) for p in ("numpy", "scipy", "pandas", "seaborn", "multiprocess",
                                         "mpi4py", "parallel-nn-repro")},
         **extra,

@@ -58,7 +58,7 @@ def test_numpy_integer_bits():
     assert X.shape == (8, 3)
 
 
-@pytest.mark.parametrize("bits", [0, -1, 21, 2.5, 3.0, "3", None])
+@pytest.mark.parametrize("bits", [0, -1, 21, 2.5, 3.0, "3", None, True])
 def test_bad_bits(bits):
     with pytest.raises(ValueError, match="parity bits must be an integer in 1..20"):
         parity(bits)

@@ -310,7 +310,7 @@ def test_pattern_parallel_converges():
     assert np.mean((net.forward(X)[0] - T) ** 2) == pytest.approx(rec.final_mse, rel=1e-12)
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, 2.0, "4", None])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, 2.0, "4", None, True])
 def test_ppt_config_rejects_bad_local_epoch(bad):
     with pytest.raises(ValueError, match="local_epoch must be an integer >= 1"):
         PPTConfig(local_epoch=bad)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 import traceback
 
 import multiprocess as mp
@@ -145,7 +146,9 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
               **kwargs) -> list:
     """Run ``fn(comm, *args, **kwargs)`` on ``size`` forked processes; return results by rank.
 
-    Raises :class:`WorkerError` naming the first rank that raised or died.
+    Raises :class:`WorkerError` naming the first rank that raised or died, or
+    saying the whole run exceeded ``timeout`` seconds (a deadline for the run,
+    not per event).
     """
     if size < 1:
         raise ValueError(f"workers must be >= 1, got {size}")
@@ -166,9 +169,11 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
     abort_word = _words(ctrl)
     error = None
     pending = {pipes[r]: r for r in range(size)} | {procs[r].sentinel: r for r in range(size)}
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while len(results) < size and error is None:
-            ready = wait(list(pending), timeout)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = wait(list(pending), left)
             if not ready:
                 error = f"local run timed out after {timeout} s"
                 break

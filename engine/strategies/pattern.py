@@ -52,7 +52,7 @@ class PPTConfig:
     combine: str = "sum"
 
     def __post_init__(self):
-        if not isinstance(self.local_epoch, (int, np.integer)) or self.local_epoch < 1:
+        if isinstance(self.local_epoch, bool) or not isinstance(self.local_epoch, (int, np.integer)) or self.local_epoch < 1:
             raise ValueError(f"local_epoch must be an integer >= 1, got {self.local_epoch!r}")
         if self.combine not in ("sum", "mean"):
             raise ValueError(f"combine must be 'sum' or 'mean', got {self.combine!r}")
