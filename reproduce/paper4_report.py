@@ -114,8 +114,8 @@ def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str) -> tuple[
             rows.append(R.row(NAME, table, "speedup", cond, "x", reported=rep.get(P), ours=med,
                               low=lo, high=hi, kind=kind, runs=len(g),
                               note=(f"paper at width {setup.paper_width:,}; ours: serial MLP time / "
-                                    f"node-parallel time per pass (median {tmed * 1e3:.3g} ms), "
-                                    f"one pattern, median of {setup.passes_timed} passes per run, "
+                                    f"node-parallel time per pass (median over runs {tmed * 1e3:.3g} ms), "
+                                    f"one pattern, fastest of {setup.passes_timed} passes per run, "
                                     f"serial timed just before in the same run; communication "
                                     f"{np.median(g.comm_share):.0%} of the time; load average "
                                     f"{g.load1.min():.1f}–{g.load1.max():.1f}")))

@@ -43,8 +43,9 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "| weights held | each worker: incoming weights of its nodes and outgoing weights of its "
           "nodes (2/P of all), both updated locally | §6.1.3: 'each processor holds all the "
           "weights'; §4.3 updates the incoming ones |",
-          f"| timed work | one pattern per pass (online, as §5), {setup.passes_timed} passes per "
-          f"run, {setup.runs} runs, one BLAS thread per worker | not stated |",
+          f"| timed work | one pattern per pass (online, as §5), the fastest of {setup.passes_timed} "
+          f"passes per run (the machine is shared; the best pass estimates it unloaded), "
+          f"{setup.runs} runs, one BLAS thread per worker | not stated |",
           "| speedup | serial MLP (engine/nets/mlp.py) time / node-parallel time, same run index | "
           "not stated |",
           f"| emulated | P > cores: every worker's compute per layer timed alone, the layer takes "
