@@ -27,11 +27,12 @@ def table1_cause(base: str, n: int, P: int, ours: float, rep: float) -> str:
         return ("at P = 1 log P = 0 in every base and the printed formula gives "
                 "(2n+2+9L/(n(L−1)))/(2n+2+9/(L−1)) < 1 whenever n > L; the paper's value > 1 "
                 "cannot come from it")
-    if base == "e" and n == 132:
-        return ("cause not found: with ln every cell of this column is 2.5–3.3 % below the "
-                "paper's, a nearly constant factor; no log base or reading of 9L/(n(L−1)) we "
-                "checked explains it")
-    return "the base of log P: the natural log matches this column better"
+    if base == "e":
+        return ("cause not found: with ln every cell of the n = 132 column for P ≥ 2 is "
+                "3.0–3.2 % below the paper's, a nearly constant factor that no log base or "
+                "reading of the garbled 9L/(n(L−1)) we checked explains")
+    return ("the base of log P as well: with base " + base + " the gap grows with P; ln comes "
+            "closest, and still leaves a constant ~3 % (see the log=e rows)")
 
 
 def table1_rows() -> list[dict]:
