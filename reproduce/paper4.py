@@ -398,6 +398,7 @@ def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, 
     cache = RunCache(out / ".cache")
     extra = {"paper": NAME, "setup": {k: v for k, v in asdict(setup).items() if k not in ("runs",)},
              "backend": backend, "code": code_hash("engine", "datasets", "reproduce/paper4")}
+    cached = sum(cache.get(t.config(extra)) is not None for t in tasks) if rank == 0 else 0
     progress = progress_factory(len(tasks), NAME) if (progress_factory and rank == 0) else None
     results = execute(tasks, lambda t, c: run_task(t, c, setup=setup, backend=backend),
                       cache=cache, extra=extra, progress=progress, comm=comm)
@@ -414,7 +415,8 @@ def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, 
     meta = {**run_metadata(), "paper": NAME, "mode": mode, "seed": seed,
             "seeds": f"{seed}..{seed + setup.runs - 1}", "workers": workers, "backend": backend,
             "setup": asdict(setup), "profile": prof.as_dict(), "calibration": cal,
-            "loadavg_end": os.getloadavg(), "wall_s": time.perf_counter() - t0, **(meta_extra or {})}
+            "loadavg_end": os.getloadavg(), "wall_s": time.perf_counter() - t0,
+            "tasks": len(tasks), "tasks_from_cache": cached, **(meta_extra or {})}
     return paper4_report.write(out, results, setup=setup, profile=prof, cal=cal, meta=meta,
                                quick_shrunk=QUICK_SHRUNK if mode == "quick" else None)
 

@@ -218,11 +218,11 @@ def plots(out, curves: list, setup) -> list[str]:
 
     sns.set_theme(style="whitegrid", context="notebook")
     d = pd.DataFrame(curves)
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5.2))
+    fig, axes = plt.subplots(1, 3, figsize=(18, 6.8))
     for ax, passes in zip(axes[:2], PASSES):
         table, paper = PAPER_TABLE[passes]
         ax.plot([p for p, _ in paper], [s for _, s in paper], "k-o", lw=2.2,
-                label=f"paper {table} (reported, width {setup.paper_width:,})")
+                label=f"paper, Table 2 / Table 3 (reported, width {setup.paper_width:,})")
         g = d[d.passes == passes]
         keep = [s for s in g.source.unique()
                 if ("ours" in s) or (f"width {setup.widths[-1]}" in s) or
@@ -234,11 +234,11 @@ def plots(out, curves: list, setup) -> list[str]:
             if h.lo.notna().any():
                 ax.fill_between(h.nodes, h.lo, h.hi, alpha=0.15)
         ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":")
-        ax.set(xscale="log", yscale="log", xticks=list(setup.procs),
-               xticklabels=[str(p) for p in setup.procs], xlabel="processors P",
+        ticks = [p for p, _ in paper]
+        ax.set(xscale="log", yscale="log", xticks=ticks, xticklabels=[str(p) for p in ticks],
+               xlabel="processors P",
                ylabel="speedup", ylim=(0.05, 40),
                title=f"{table}: {'forward' if passes == 'forward' else 'forward + backward'}")
-        ax.legend(fontsize=7, loc="upper left")
     ax = axes[2]
     Ps = [p for p, *_ in TABLE1]
     for j, n in enumerate(TABLE1_N):
@@ -252,7 +252,9 @@ def plots(out, curves: list, setup) -> list[str]:
     ax.set(xscale="log", yscale="log", xticks=Ps, xticklabels=[str(p) for p in Ps],
            xlabel="processors P", ylabel="speedup", title="Table 1: aggregate model (L = 7, t = 1)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()  # the same sources in both panels
+    fig.legend(handles, labels, loc="lower left", ncol=3, fontsize=8, bbox_to_anchor=(0.01, 0.0))
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
     atomic_savefig(fig, out / "speedup_vs_processors.png", dpi=100)
     plt.close(fig)
     return ["speedup_vs_processors.png"]

@@ -25,7 +25,10 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
     la = meta.get("loadavg_end")
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
           f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
-          f"seeds {meta['seeds']}, wall time {meta['wall_s']:.0f} s, load average at the end "
+          f"seeds {meta['seeds']}, wall time {meta['wall_s']:.0f} s"
+          + (f" ({meta['tasks_from_cache']} of {meta['tasks']} runs taken from the cache of an "
+             "earlier invocation; each row's note gives the load average while it ran)"
+             if meta.get("tasks_from_cache") else "") + ", load average at the end "
           f"{', '.join(f'{x:.2f}' for x in la) if la else '–'} (the machine is shared: measured "
           "speedups are ratios taken within one run). Verdicts: Table 1 cells `close` within "
           "±1 % of the paper's, everything else within ±10 %.", ""]
@@ -43,9 +46,9 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "| weights held | each worker: incoming weights of its nodes and outgoing weights of its "
           "nodes (2/P of all), both updated locally | §6.1.3: 'each processor holds all the "
           "weights'; §4.3 updates the incoming ones |",
-          f"| timed work | one pattern per pass (online, as §5), the fastest of {setup.passes_timed} "
-          f"passes per run (the machine is shared; the best pass estimates it unloaded), "
-          f"{setup.runs} runs, one BLAS thread per worker | not stated |",
+          f"| timed work | one pattern per pass (online, as §5); a pass's time is Σ over layers of "
+          f"the median over {setup.passes_timed} passes (see below); {setup.runs} runs; one BLAS "
+          f"thread per worker | not stated |",
           "| speedup | serial MLP (engine/nets/mlp.py) time / node-parallel time, same run index | "
           "not stated |",
           f"| emulated | P > cores: every worker's compute per layer timed alone, the layer takes "

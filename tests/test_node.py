@@ -10,8 +10,6 @@ incoming weights, as §4.3 reads literally, and must drift from the reference.
 """
 from __future__ import annotations
 
-import signal
-
 import numpy as np
 import pytest
 
@@ -28,18 +26,7 @@ RTOL, ATOL = 1e-12, 1e-14
 PROFILE = MachineProfile("test", 1e-6, 1e9, "test")
 
 
-@pytest.fixture(autouse=True)
-def watchdog():
-    def on_alarm(signum, frame):
-        raise TimeoutError("test hung: watchdog fired after 60 s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+pytestmark = pytest.mark.usefixtures("watchdog")  # tests/conftest.py
 
 
 def case(seed: int = 3, sizes=SIZES):
