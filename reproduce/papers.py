@@ -25,7 +25,8 @@ PAPERS = [
      "module": "reproduce.paper3"},
     {"name": "paper4", "authors": "Hlynsson & Schmitz", "year": 2016,
      "title": "A Parallel Implementation of the Training of a Backpropagation Multilayer Perceptron",
-     "workload": "deep MLP", "strategies": "node-parallel, analytic speedup model", "module": None},
+     "workload": "deep MLP", "strategies": "node-parallel, analytic speedup model",
+     "module": "reproduce.paper4"},
 ]
 BY_NAME = {p["name"]: p for p in PAPERS}
 

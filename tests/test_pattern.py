@@ -10,7 +10,6 @@ the update −η·Σg/count with count = local_epoch ('sum') or P·local_epoch
 from __future__ import annotations
 
 import math
-import signal
 from types import SimpleNamespace
 
 import numpy as np
@@ -30,18 +29,7 @@ BITS, M, R = 4, 4, 6  # 4-bit parity (n = 16), local epoch of 4, 6 rounds
 RTOL = 1e-12
 
 
-@pytest.fixture(autouse=True)
-def watchdog():
-    def on_alarm(signum, frame):
-        raise TimeoutError("test hung: watchdog fired after 60 s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+pytestmark = pytest.mark.usefixtures("watchdog")  # tests/conftest.py
 
 
 # -- the independent serial reference ---------------------------------------------------

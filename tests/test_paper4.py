@@ -1,0 +1,79 @@
+"""reproduce paper4 end to end on a tiny setup: the shared result format, Table 1's flags,
+kinds on every row, and the §5 run equal to the serial MLP."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from reproduce import paper4
+from reproduce.report import COLUMNS
+
+TINY = replace(paper4.QUICK, widths=(16,), procs=(1, 2, 4), passes_timed=3, runs=2,
+               typical_sizes=(6, 5, 5, 2), typical_epochs=30, calib_reps=20)
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("p4") / "paper4"
+    s = paper4.run(setup=TINY, mode="quick", workers=2, backend="local", seed=1, out=out)
+    return out, s
+
+
+def test_shared_format(result):
+    out, s = result
+    df = pd.read_csv(out / "comparison.csv")
+    assert list(df.columns) == COLUMNS
+    assert set(df.kind) <= {"measured", "emulated", "modeled"}
+    assert (df.paper == "paper4").all()
+    summ = json.loads((out / "summary.json").read_text())
+    assert summ["meta"]["profile"]["name"] == "local-calibrated"
+    assert "loadavg_end" in summ["meta"] and len(summ["rows"]) == len(df)
+    for f in ("report.md", "speedup_vs_processors.png"):
+        assert (out / f).stat().st_size > 0
+
+
+def test_table1_rows_and_flags(result):
+    df = pd.read_csv(result[0] / "comparison.csv", keep_default_na=False)
+    t1 = df[df.table == "table1"]
+    assert len(t1) == 3 * 5 * 2  # bases × P × n
+    ln32 = t1[t1.condition.str.contains("n=32000") & t1.condition.str.contains("log=e")]
+    assert (ln32.verdict == "close").all()
+    flagged = t1[t1.verdict == "differs"]
+    assert flagged.note.str.contains("FLAG >1 % off").all()
+    assert not t1[t1.verdict == "close"].note.str.contains("FLAG").any()
+    p1 = t1[t1.condition.str.startswith("nodes=1;") & t1.condition.str.contains("n=132")]
+    assert (p1.verdict == "differs").all() and p1.note.str.contains("log P = 0").all()
+
+
+def test_tables_2_3_kinds(result):
+    df = pd.read_csv(result[0] / "comparison.csv", keep_default_na=False)
+    for table in ("table2", "table3"):
+        t = df[df.table == table]
+        assert set(t.kind) == {"measured", "emulated", "modeled"}
+        meas = t[t.kind == "measured"]
+        assert set(meas.condition.str.extract(r"nodes=(\d+)")[0].astype(int)) == {1, 2}
+        emu = t[t.kind == "emulated"]
+        assert set(emu.condition.str.extract(r"nodes=(\d+)")[0].astype(int)) == {1, 2, 4}
+        assert (emu.runs == TINY.runs).all()
+        assert t[t.kind == "modeled"].condition.str.contains("width=64000").any()
+
+
+def test_typical_run_equals_serial(result):
+    s = result[1]
+    typ = s["meta"]["typical_run"]
+    assert typ["max_abs_diff_vs_serial_outputs"] < 1e-12
+    assert typ["max_abs_diff_vs_serial_params"] < 1e-12
+    assert typ["workers"] == 2 and typ["epochs"] == 30
+
+
+def test_too_wide_refused_before_running(tmp_path, monkeypatch):
+    import engine.strategies.node as node
+
+    monkeypatch.setattr(node, "available_bytes", lambda: 2**30)
+    with pytest.raises(MemoryError, match="needs .* GiB"):
+        paper4.run(setup=replace(TINY, widths=(20_000,)), mode="quick", workers=1,
+                   backend="local", seed=1, out=tmp_path / "paper4")
+    assert not (tmp_path / "paper4").exists()
