@@ -237,39 +237,48 @@ class Elman:
     def hidden_block_grad(self, cache: Cache, v: np.ndarray, u: np.ndarray, h0: int, h1: int,
                           *, out: np.ndarray, sync=None) -> np.ndarray:
         """∂Φ/∂w_ih for the hidden units h0 ≤ h < h1 and every i ∈ I ∪ F ∪ {bias}: the loop
-        of §2.1 (eq. 4), vectorised over the S sequences of the batch.
+        of §2.1 (eqs. 2–4), vectorised over the S sequences of the batch.
 
-        Carried state: P[s, r, i, j] = ∂a_pr/∂w_i,(h0+j) for the |F| fed-back units r,
-        zero at the sequence start. Each pattern:
-            Q[s, r, i, j] = δ_pr (Σ_f w_fr P[s, f, i, j] + γ_pihr)      (eq. 3, dbuf[r])
-            ∂Φ/∂w_ih += Σ_r v_pr Q[s, r, i, j] + Σ_f u_pf P[s, f, i, j]  (eqs. 1, 2, 4)
-        with γ_pihr = z̃_pi if r = h (z̃ = [x, c, 1]), else 0; then P ← Q[:, :F].
-        ``out`` (|I|+|F|+1, h1−h0) receives the sum. ``sync`` is called after every
-        pattern step (the network partition's one synchronisation per pattern).
+        Carried state: P[s, f, i, j] = ∂a_pf/∂w_i,(h0+j) for the context units f
+        (= ∂a_(p−1),hid(f)/∂w), zero at each sequence start (§1). Each pattern p:
+            dbuf[s, r, i, j] = δ_pr (Σ_f w_fr P[s, f, i, j] + γ_pihr)      (eq. 3)
+            ∂Φ/∂w_ih += Σ_r v_pr dbuf[s, r] + Σ_f u_pf P[s, f]            (eqs. 1, 2, 4)
+        with γ_pihr = z̃_pi if r = h (z̃ = [x, c, 1]) else 0, v_pr = Σ_o ∂Φ/∂X_o w_ro and
+        u_pf = Σ_o ∂Φ/∂X_o w_fo. The sum over r is contracted before it meets P:
+            Σ_r v_pr dbuf[r] = Σ_f (Σ_r v_pr δ_pr w_fr) P[f] + z̃_pi · v_ph δ_ph,
+        so dbuf is only built for the fed-back units r < |F|, the only ones copied
+        back (the paper notes "we only need to buffer those derivatives which will
+        be copied back"). ``out`` (|I|+|F|+1, h1−h0) receives the sum; ``sync`` is
+        called after every pattern step (one synchronisation per pattern, §2.1).
         """
         L, S, _ = cache.X.shape
-        F, H, nz, k = self.F, self.n_hidden, self.nz, h1 - h0
+        F, nz, k = self.F, self.nz, h1 - h0
         D = self._d(cache.H)  # (L, S, H) δ_pr
-        W_fhT = self.W_fh.T  # (H, F)
+        W_fh = self.W_fh  # (F, H)
+        W_ffT = np.ascontiguousarray(W_fh[:, :F].T)  # (F, F): w_f'r for r < |F|
         cols = np.arange(k)
         out[...] = 0.0
         acc = out.reshape(-1)  # (nz·k,)
         zt = np.ones((S, nz))  # z̃ = [x, c, 1]
-        P = None  # (S, F, nz·k)
+        P = None  # (S, F, nz, k)
         for t in range(L):
             zt[:, : self.n_in] = cache.X[t]
             zt[:, self.n_in: nz - 1] = cache.C[t]
-            if P is None:
-                Q = np.zeros((S, H, nz, k))  # (S, H, nz, k)
-            else:
-                Q = np.matmul(W_fhT, P).reshape(S, H, nz, k)  # Σ_f w_fr ∂a_pf/∂w
-            Q[:, h0 + cols, :, cols] += zt  # γ: (k, S, nz)
-            Q *= D[t][:, :, None, None]
-            Q = Q.reshape(S, H, nz * k)
-            acc += np.tensordot(v[t], Q, axes=([0, 1], [0, 1]))
-            if P is not None and self.skip and F:
-                acc += np.tensordot(u[t], P, axes=([0, 1], [0, 1]))
-            P = Q[:, :F]  # carried to the next pattern (the copy-back loop of §2.1)
+            w = v[t] * D[t]  # (S, H): Σ_o ∂Φ/∂X_o w_ro δ_pr
+            out += zt.T @ w[:, h0:h1]  # the γ term
+            if P is not None:
+                y = w @ W_fh.T + u[t] if self.skip else w @ W_fh.T  # (S, F)
+                acc += np.tensordot(y, P, axes=([0, 1], [0, 1])).reshape(-1)
+            if F:
+                if P is None:
+                    Q = np.zeros((S, F, nz, k))  # (S, F, nz, k)
+                else:
+                    Q = np.matmul(W_ffT, P.reshape(S, F, nz * k)).reshape(S, F, nz, k)
+                sel = (h0 + cols) < F  # γ reaches dbuf[r] only for r = h < |F|
+                if sel.any():
+                    Q[:, h0 + cols[sel], :, cols[sel]] += zt
+                Q *= D[t][:, :F, None, None]
+                P = Q  # the copy-back loop of §2.1
             if sync is not None:
                 sync()
         return out
