@@ -7,9 +7,9 @@ shared-memory strategies per worker count.
   (line-search) epoch, one thread. ``track_us_per_pattern_weight_*`` is the epoch
   time / (patterns × weights).
 * Network partition (§2.1, loop only) on the synthetic (34+24)-24-39 parsing net:
-  ``time_block`` is the loop for the block of the busiest of P workers
-  (⌈24/P⌉ hidden units); ``track_emulated_speedup`` composes t(24) / (t(⌈24/P⌉) +
-  steps·(P−1)·α) with α = 0.4 µs fixed here (a spin barrier between two idle cores
+  ``time_block`` is the loop (sequences one after another) for the block of the
+  busiest of P workers (⌈24/P⌉ hidden units); ``track_emulated_speedup`` composes
+  t(24) / (t(⌈24/P⌉) + patterns·(P−1)·α) with α = 0.4 µs fixed here (a spin barrier between two idle cores
   of the development machine) so the track follows compute, not machine load.
 * Sequence partition (§2.2) on NETtalk: ``time_worker_epoch`` is the busiest of P
   workers' derivative epoch over its longest-first share; ``track_emulated_speedup``
@@ -105,23 +105,21 @@ class NetworkPartition:
         data = sequences("parsing", rng, n_seq=16)
         self.net = Elman(n_in=34, n_hidden=24, n_out=39, n_feedback=24)
         self.net.init_uniform(rng, scale=0.1)
-        self.batch = data.batch(np.arange(data.n_seq))
-        self.prep = network.prepare(self.net, self.batch)
+        self.n_patterns = data.n_patterns
+        self.prep = network.prepare(self.net, data)
         self.k = max(b - a for a, b in network.split_even(24, P))
-        self.out = np.empty((self.net.nz, self.k))
         self.network = network
 
     def teardown(self, P):
         self._limits.restore_original_limits()
 
     def time_block(self, P):
-        c, v, u, _ = self.prep
-        self.net.hidden_block_grad(c, v, u, 0, self.k, out=self.out)
+        self.network.loop(self.net, self.prep, 0, self.k)
 
     def track_emulated_speedup(self, P):
         t1 = self.network.block_seconds(self.net, self.prep, 24)
         tk = self.network.block_seconds(self.net, self.prep, self.k)
-        return t1 / (tk + self.batch.X.shape[0] * (P - 1) * ALPHA)
+        return t1 / (tk + self.n_patterns * (P - 1) * ALPHA)
 
     track_emulated_speedup.unit = "x"
 

@@ -2,7 +2,7 @@
 
 Emulated speedups compose measured per-worker compute with a synchronisation model
 of named machine parameters (engine.perfmodel, profile "here"):
-  network partition, P workers: T(P) = t_loop(⌈H/P⌉ units) + steps · (P−1)·α
+  network partition, P workers: T(P) = t_loop(⌈H/P⌉ units) + patterns · (P−1)·α
   sequence partition, P workers: T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β
 (one barrier to start an epoch and one in the reduction; the reduction reads
 P−1 vectors of Φ and ∂Φ/∂Y, or of Φ alone for a forward epoch).
@@ -306,8 +306,8 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           "Emulated T(P) = t_loop(⌈H/P⌉ hidden units) + steps·(P−1)·α: the loop of the largest block "
           "(uneven splits give the first H mod P workers one unit more, §3.1) plus one barrier per pattern step, "
           "whose cost grows with the peers each rank polls. The data are synthetic sequences of the nets' sizes "
-          f"({setup.synth_seqs} sequences of {setup.synth_len[0]}–{setup.synth_len[1]} patterns, run in lockstep, "
-          "so one barrier covers one pattern of every sequence).",
+          f"({setup.synth_seqs} sequences of {setup.synth_len[0]}–{setup.synth_len[1]} patterns, presented one "
+          "after another, one barrier per pattern as in the paper).",
           "* Figs 4–5 (sequence partition, §2.2): longest-first assignment of the 821 word sequences; "
           "T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β.",
           "* The paper's figures carry no numbers in the text; its numbers are 417 s, 11 s, 8.96 (17/6), "

@@ -33,10 +33,11 @@ def test_split_even_follows_section_3_1():
 @pytest.mark.parametrize("workers", [2, 3])
 def test_network_partition_equals_serial(workers):
     d, net = data_and_net()
-    b = d.batch(np.arange(d.n_seq))
-    prep = network.prepare(net, b)
-    full = net.hidden_block_grad(prep[0], prep[1], prep[2], 0, net.n_hidden, out=np.empty((net.nz, 5)))
-    grad, secs = network.run_partitioned(net, prep, workers, repeats=1)
+    preps = network.prepare(net, d)
+    _, ref = phi_grad(net, d.batches(chunk=4))  # the serial reference, vectorised
+    full = network.loop(net, preps, 0, net.n_hidden)
+    np.testing.assert_allclose(full, net.view(ref, "Wz"), rtol=1e-12, atol=1e-14)
+    grad, secs = network.run_partitioned(net, preps, workers, repeats=1)
     np.testing.assert_allclose(grad, full, rtol=1e-13, atol=1e-15)
     assert secs > 0
 

@@ -239,10 +239,10 @@ class Elman:
         """∂Φ/∂w_ih for the hidden units h0 ≤ h < h1 and every i ∈ I ∪ F ∪ {bias}: the loop
         of §2.1 (eqs. 2–4), vectorised over the S sequences of the batch.
 
-        Carried state: P[s, f, i, j] = ∂a_pf/∂w_i,(h0+j) for the context units f
+        Carried state: P[f, s, i, j] = ∂a_pf/∂w_i,(h0+j) for the context units f
         (= ∂a_(p−1),hid(f)/∂w), zero at each sequence start (§1). Each pattern p:
-            dbuf[s, r, i, j] = δ_pr (Σ_f w_fr P[s, f, i, j] + γ_pihr)      (eq. 3)
-            ∂Φ/∂w_ih += Σ_r v_pr dbuf[s, r] + Σ_f u_pf P[s, f]            (eqs. 1, 2, 4)
+            dbuf[r, s, i, j] = δ_pr (Σ_f w_fr P[f, s, i, j] + γ_pihr)      (eq. 3)
+            ∂Φ/∂w_ih += Σ_r v_pr dbuf[r, s] + Σ_f u_pf P[f, s]            (eqs. 1, 2, 4)
         with γ_pihr = z̃_pi if r = h (z̃ = [x, c, 1]) else 0, v_pr = Σ_o ∂Φ/∂X_o w_ro and
         u_pf = Σ_o ∂Φ/∂X_o w_fo. The sum over r is contracted before it meets P:
             Σ_r v_pr dbuf[r] = Σ_f (Σ_r v_pr δ_pr w_fr) P[f] + z̃_pi · v_ph δ_ph,
@@ -257,28 +257,31 @@ class Elman:
         W_fh = self.W_fh  # (F, H)
         W_ffT = np.ascontiguousarray(W_fh[:, :F].T)  # (F, F): w_f'r for r < |F|
         cols = np.arange(k)
+        sel = cols[(h0 + cols) < F]  # γ reaches dbuf[r] only for r = h < |F|
         out[...] = 0.0
         acc = out.reshape(-1)  # (nz·k,)
         zt = np.ones((S, nz))  # z̃ = [x, c, 1]
-        P = None  # (S, F, nz, k)
+        P = np.empty((F, S, nz, k))  # (F, S, nz, k): fed-back unit first, so one GEMM
+        Q = np.empty((F, S, nz, k))  # carries every sequence; two buffers, swapped each pattern
+        Dt = np.empty((F, S, 1, 1))
         for t in range(L):
             zt[:, : self.n_in] = cache.X[t]
             zt[:, self.n_in: nz - 1] = cache.C[t]
             w = v[t] * D[t]  # (S, H): Σ_o ∂Φ/∂X_o w_ro δ_pr
             out += zt.T @ w[:, h0:h1]  # the γ term
-            if P is not None:
+            if t > 0:
                 y = w @ W_fh.T + u[t] if self.skip else w @ W_fh.T  # (S, F)
-                acc += np.tensordot(y, P, axes=([0, 1], [0, 1])).reshape(-1)
+                acc += y.reshape(-1, order="F") @ P.reshape(F * S, nz * k)
             if F:
-                if P is None:
-                    Q = np.zeros((S, F, nz, k))  # (S, F, nz, k)
+                if t == 0:
+                    Q.fill(0.0)
                 else:
-                    Q = np.matmul(W_ffT, P.reshape(S, F, nz * k)).reshape(S, F, nz, k)
-                sel = (h0 + cols) < F  # γ reaches dbuf[r] only for r = h < |F|
-                if sel.any():
-                    Q[:, h0 + cols[sel], :, cols[sel]] += zt
-                Q *= D[t][:, :F, None, None]
-                P = Q  # the copy-back loop of §2.1
+                    np.matmul(W_ffT, P.reshape(F, S * nz * k), out=Q.reshape(F, S * nz * k))
+                if len(sel):
+                    Q[h0 + sel, :, :, sel] += zt
+                Dt[:, :, 0, 0] = D[t][:, :F].T
+                Q *= Dt
+                P, Q = Q, P  # the copy-back loop of §2.1
             if sync is not None:
                 sync()
         return out

@@ -9,7 +9,10 @@ to each of the first" workers.
 
 As in Figs 2–3 only the loop is timed: the forward pass and the output-side
 derivatives are computed first (sequentially), the workers are forked after it
-and read those activations from the parent's memory.
+and read those activations from the parent's memory. Sequences are presented
+one after another, one pattern at a time, so there is one synchronisation per
+pattern, as in the paper (no vectorisation over sequences here: that is the
+sequence partition's business).
 """
 from __future__ import annotations
 
@@ -34,50 +37,60 @@ def split_even(n: int, parts: int) -> list[tuple[int, int]]:
     return out
 
 
-def prepare(net: E.Elman, batch: E.Batch, *, loss: str = "kalman_kwasny"):
-    """The sequential part: forward pass and output-side derivatives -> (cache, v, u, g_out)."""
-    Y, cache = net.forward(batch.X)
-    _, dY = E.loss_and_dy(net, Y, batch, loss)
-    g = np.zeros(net.n_params)
-    v, u = net.output_grads(cache, dY, g)
-    return cache, v, u, g
+def prepare(net: E.Elman, data: E.Sequences, *, loss: str = "kalman_kwasny") -> list:
+    """The sequential part, per sequence: forward pass and output-side derivatives ->
+    [(cache, v, u, g_out)] in sequence order."""
+    out = []
+    for i in range(data.n_seq):
+        b = data.batch([i])
+        Y, cache = net.forward(b.X)
+        _, dY = E.loss_and_dy(net, Y, b, loss)
+        g = np.zeros(net.n_params)
+        v, u = net.output_grads(cache, dY, g)
+        out.append((cache, v, u, g))
+    return out
 
 
-def block_seconds(net: E.Elman, prep, k: int, *, repeats: int = 3) -> float:
+def loop(net: E.Elman, preps: list, h0: int, h1: int, *, sync=None) -> np.ndarray:
+    """The §2.1 loop over every sequence for hidden units h0..h1 -> ∂Φ/∂w_ih (nz, h1−h0)."""
+    total = np.zeros((net.nz, h1 - h0))
+    out = np.empty_like(total)
+    for cache, v, u, _ in preps:
+        total += net.hidden_block_grad(cache, v, u, h0, h1, out=out, sync=sync)
+    return total
+
+
+def block_seconds(net: E.Elman, preps: list, k: int, *, repeats: int = 3) -> float:
     """Seconds of the §2.1 loop for a block of k hidden units, alone (best of ``repeats``)."""
     if k == 0:
         return 0.0
-    cache, v, u, _ = prep
-    out = np.empty((net.nz, k))
     best = np.inf
     for _ in range(repeats):
         t = perf_counter()
-        net.hidden_block_grad(cache, v, u, 0, k, out=out)
+        loop(net, preps, 0, k)
         best = min(best, perf_counter() - t)
     return best
 
 
-def run_partitioned(net: E.Elman, prep, workers: int, *, repeats: int = 3):
-    """Run the loop on ``workers`` local processes, one barrier per pattern step.
+def run_partitioned(net: E.Elman, preps: list, workers: int, *, repeats: int = 3):
+    """Run the loop on ``workers`` local processes, one barrier per pattern.
 
     Returns (∂Φ/∂Wz (nz, H) assembled from the blocks, loop seconds): the loop time
     is the slowest worker's, between a barrier before and after, best of ``repeats``.
     """
     from engine.comm.local import run_local
 
-    cache, v, u, _ = prep
     blocks = split_even(net.n_hidden, workers)
 
     def fn(comm):
         h0, h1 = blocks[comm.rank]
-        out = np.empty((net.nz, h1 - h0))
         ts = []
         for _ in range(repeats):
             comm.barrier()
             t = perf_counter()
-            net.hidden_block_grad(cache, v, u, h0, h1, out=out, sync=comm.barrier)
+            g = loop(net, preps, h0, h1, sync=comm.barrier)
             ts.append(perf_counter() - t)
-        return out, ts
+        return g, ts
 
     res = run_local(fn, workers)
     grad = np.concatenate([r[0] for r in res], axis=1)
