@@ -237,3 +237,23 @@ def corpus_stats(corpus: Corpus) -> dict:
     return {"words": corpus.data.n_seq, "patterns": corpus.data.n_patterns,
             "inputs": corpus.data.X.shape[1], "outputs": corpus.data.T.shape[1],
             "mean_len": float(L.mean()), "max_len": int(L.max()), "min_len": int(L.min())}
+
+
+def main(argv=None) -> int:
+    """``python -m datasets.nettalk [PATH]``: the corpus statistics beside the paper's."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    c = load(args[0] if args else None)
+    s = corpus_stats(c)
+    print(f"source: {c.source}")
+    print(f"{'':10s} {'paper':>8s} {'ours':>8s}")
+    for k in ("words", "patterns", "inputs", "outputs"):
+        print(f"{k:10s} {PAPER[k]:8d} {s[k]:8d}")
+    print(f"word length {s['min_len']}–{s['max_len']}, mean {s['mean_len']:.2f} (paper: 4535/821 = "
+          f"{PAPER['patterns'] / PAPER['words']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -313,6 +313,21 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           "* The paper's figures carry no numbers in the text; its numbers are 417 s, 11 s, 8.96 (17/6), "
           "22 h vs 8 h, 'over eighty percent', 'about ten', the best counts 17 and 6, and the dip at 7.", "",
           "## Comparison", "", R.comparison_markdown(df), ""]
+    L += ["## Reading the rows", "",
+          "* Three synchronisation profiles are shown because this 2-core machine is shared: a spin barrier "
+          "between two processes costs a fraction of a µs when both hold a core (`here-best`) and about a "
+          "scheduler time slice when one is descheduled (`here-median` on a loaded machine); `compute-only` is "
+          "the bound with free synchronisation. Which one resembles the SPARCcenter is not known; the "
+          "paper's curve shapes (forward epochs peaking near 6 processors, the dip at 7) appear when the "
+          "per-pattern and per-epoch synchronisation is expensive relative to the compute.",
+          "* Emulated per-worker times are measured one worker at a time with a warm cache; a worker whose "
+          "share fits its cache runs faster per pattern, which gives superlinear emulated forward-epoch "
+          "speedups. Contention for the shared cache and memory bus among simultaneous workers is not "
+          "modeled (the paper blames its own irregularities on exactly that).",
+          "* The network-partition loop presents one pattern at a time; each worker pays a fixed numpy "
+          "dispatch cost per pattern, so the loop speedup saturates long before 18 processors.",
+          "* Measured rows (2 processes) ran on the shared machine at the load average above; with more "
+          "runnable processes than cores, a barrier per pattern or per epoch waits for the scheduler.", ""]
     L += ["## Corpus", "",
           f"Ours: {stats['words']} words, {stats['patterns']} patterns (paper 821 / 4535), word length "
           f"{stats['min_len']}–{stats['max_len']} (mean {stats['mean_len']:.2f}), {stats['inputs']} inputs, "
@@ -338,3 +353,43 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           f"* Derivative loop vectorised over {setup.chunk} sequences at a time (see the perf rows for other sizes).",
           "", "## Figures", ""] + [f"![{f}]({f})" for f in figs] + [""]
     return "\n".join(L)
+
+
+def rebuild(out) -> dict:
+    """Rewrite report.md, comparison.csv, summary.json and the plots from the cached runs in
+    ``out/.cache`` and the metadata of ``out/summary.json`` (no new measurement): for report
+    changes after a long run. ``python -m reproduce.paper0_report results/paper0``."""
+    import json
+    import time
+    from pathlib import Path
+
+    from engine.perfmodel import MachineProfile
+    from reproduce.paper0 import QUICK_SHRUNK, Setup
+    from reproduce.runner import Task
+
+    out = Path(out)
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    profiles = [MachineProfile(**p) for p in meta["profiles"]]
+    setup = Setup(**{k: tuple(v) if isinstance(v, list) else v for k, v in meta["setup"].items()})
+    results = []
+    for f in sorted((out / ".cache").glob("*.json")):
+        d = json.loads(f.read_text())
+        c = d["config"]
+        if c.get("paper") != NAME:
+            continue
+        params = {k: c[k] for k in ("net", "workers", "run", "seed") if k in c}
+        if not (c["kind"] == "measured" and c["name"] in ("netpart", "seqpart")):
+            params.pop("workers", None)
+        results.append((Task(c["name"], c["kind"], c["workers"], params), d["result"]))
+    results.sort(key=lambda tr: (tr[0].name, tr[0].kind, tr[0].params.get("run", 0)))
+    meta = {k: v for k, v in meta.items() if k not in ("fidelity", "figures", "tolerance", "corpus",
+                                                        "loadavg_1min_during_tasks")}
+    meta["report_rebuilt_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return write(out, results, setup=setup, profiles=profiles, meta=meta,
+                 quick_shrunk=QUICK_SHRUNK if meta.get("mode") == "quick" else None)
+
+
+if __name__ == "__main__":
+    import sys
+
+    rebuild(sys.argv[1] if len(sys.argv) > 1 else "results/paper0")
