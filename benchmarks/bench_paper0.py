@@ -159,7 +159,11 @@ class SequencePartitionMeasured:
     timeout = 600
 
     def setup(self):
+        self._limits = threadpool_limits(1)  # the 1-process run in this process: one BLAS thread too
         self.net, self.data = _nettalk()
+
+    def teardown(self):
+        self._limits.restore_original_limits()
 
     def track_measured_speedup_2(self):
         from engine.strategies import sequence
