@@ -118,7 +118,7 @@ class NetworkPartition:
 
     def track_emulated_speedup(self, P):
         t1 = self.network.block_seconds(self.net, self.prep, 24)
-        tk = self.network.block_seconds(self.net, self.prep, self.k)
+        tk = t1 if self.k == 24 else self.network.block_seconds(self.net, self.prep, self.k)
         return t1 / (tk + self.n_patterns * (P - 1) * ALPHA)
 
     track_emulated_speedup.unit = "x"
@@ -149,7 +149,7 @@ class SequencePartition:
 
     def track_emulated_speedup(self, P):
         t1 = self.sequence.worker_seconds(self.net, self.data, 1, deriv=True, chunk=CHUNK)
-        tp = self.sequence.worker_seconds(self.net, self.data, P, deriv=True, chunk=CHUNK)
+        tp = t1 if P == 1 else self.sequence.worker_seconds(self.net, self.data, P, deriv=True, chunk=CHUNK)
         return float(t1.max() / tp.max())
 
     track_emulated_speedup.unit = "x"
