@@ -51,3 +51,32 @@ def per_pattern_squared_error(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Mean over outputs of (t − y)² for each pattern, shape (B,)."""
     d = y - t
     return np.einsum("bo,bo->b", d, d) / d.shape[1]
+
+
+# ---- paper0: McCann & Kalman (1994) ---------------------------------------------
+# Kalman & Kwasny's error (IJCNN 1991), the Φ of McCann & Kalman (1994), §1:
+#   Φ_p = Σ_o (t_po − a_po)² / (1 − a_po²)
+# and its derivative, the factor of ∂a_po/∂Y in eq. 1:
+#   ∂Φ_p/∂a_po = 2 (t − a) ((t − a) a − (1 − a²)) / (1 − a²)².
+# 1 − a² is floored at KK_FLOOR so a saturated tanh (|a| == 1.0 in float64,
+# |x| ≳ 12.5 for tanh(1.5x)) gives a large finite error rather than 0/0 or inf.
+KK_FLOOR = 1e-12
+
+
+def _kk_value(y, t):
+    d = t - y
+    den = np.maximum(1.0 - y * y, KK_FLOOR)
+    return np.einsum("bo,bo->b", d * d, 1.0 / den)
+
+
+def _kk_grad(y, t, out=None):
+    d = t - y
+    den = np.maximum(1.0 - y * y, KK_FLOOR)
+    g = 2.0 * d * (d * y - den) / (den * den)
+    if out is None:
+        return g
+    np.copyto(out, g)
+    return out
+
+
+LOSSES["kalman_kwasny"] = Loss("kalman_kwasny", _kk_value, _kk_grad)

@@ -40,3 +40,147 @@ class SGD:
 
     def step(self, params: np.ndarray, grad_sum: np.ndarray, count: int) -> None:
         self.apply(params, self.direction(grad_sum, count))
+
+
+# ---- paper0: McCann & Kalman (1994) -------------------------------------------------
+_GOLD = (np.sqrt(5.0) - 1.0) / 2.0  # 0.618…
+
+
+def beta_polak_ribiere_plus(g_new: np.ndarray, g_old: np.ndarray) -> float:
+    """β⁺ = max(0, g_newᵀ(g_new − g_old) / g_oldᵀg_old): Polak–Ribière (1969), clipped at
+    zero as Gilbert & Nocedal (1992) propose, so a bad direction restarts by itself."""
+    den = float(g_old @ g_old)
+    if den == 0.0:
+        return 0.0
+    return max(0.0, float(g_new @ (g_new - g_old)) / den)
+
+
+def line_search_golden(phi, x: np.ndarray, d: np.ndarray, *, phi0: float, step0: float,
+                       max_evals: int = 20, tol: float = 1e-2):
+    """Derivative-free line search along d: evaluates Φ only (McCann & Kalman 1994, §2.2).
+
+    Bracketing: from α = step0, grow α by 1/0.618 while Φ keeps falling, or shrink
+    it by 0.618 until Φ(α) < Φ(0). Then golden-section search inside the bracket
+    until its width is below ``tol``·α or ``max_evals`` Φ evaluations are spent.
+    ``phi(w)`` evaluates Φ at the weights w. Returns ``(alpha, phi(alpha), evals)``;
+    alpha is 0 when no decrease was found.
+    """
+    w = np.empty_like(x)
+
+    def f(a):
+        np.add(x, a * d, out=w)
+        return float(phi(w))
+
+    evals = 0
+    a, fa = 0.0, phi0
+    b = step0
+    fb = f(b)
+    evals += 1
+    if fb >= fa:  # shrink until Φ falls
+        c, fc = b, fb
+        while evals < max_evals:
+            b = c * _GOLD
+            fb = f(b)
+            evals += 1
+            if fb < fa:
+                break
+            c, fc = b, fb
+        else:
+            return 0.0, phi0, evals
+    else:  # grow until Φ rises
+        c = b / _GOLD
+        fc = f(c)
+        evals += 1
+        while fc < fb and evals < max_evals:
+            a, fa, b, fb = b, fb, c, fc
+            c = b / _GOLD
+            fc = f(c)
+            evals += 1
+    # a < b < c with Φ(b) < Φ(a) and Φ(b) <= Φ(c) (unless evals ran out): golden section
+    while evals < max_evals and (c - a) > tol * b:
+        if (c - b) > (b - a):
+            y = b + (1 - _GOLD) * (c - b)
+            fy = f(y)
+            evals += 1
+            if fy < fb:
+                a, b, fb = b, y, fy
+            else:
+                c = y
+        else:
+            y = b - (1 - _GOLD) * (b - a)
+            fy = f(y)
+            evals += 1
+            if fy < fb:
+                c, b, fb = b, y, fy
+            else:
+                a = y
+    return b, fb, evals
+
+
+class ConjugateGradient:
+    """Nonlinear conjugate gradients with a derivative-free line search (paper0, §2.2).
+
+    Direction: d_0 = −g_0, d_k = −g_k + β_k d_(k−1) with β = Polak–Ribière⁺
+    (:func:`beta_polak_ribiere_plus`). Restarts (d = −g) every ``restart_every``
+    iterations (default: the number of parameters, Powell 1977), when β⁺ clips
+    to 0, and when d is not a descent direction (gᵀd ≥ 0). The first trial step
+    of a line search is the previous accepted step scaled by
+    (g_(k−1)ᵀd_(k−1)) / (g_kᵀd_k) (Nocedal & Wright 2006, §3.5), initially
+    ``step0`` / ‖g_0‖. McCann & Kalman name neither β nor the restart rule.
+    """
+
+    def __init__(self, n_params: int, *, restart_every: int | None = None, step0: float = 0.1,
+                 max_evals: int = 20, tol: float = 1e-2):
+        if not step0 > 0:
+            raise ValueError(f"step0 must be > 0, got {step0}")
+        self.restart_every = int(restart_every or n_params)
+        self.step0, self.max_evals, self.tol = float(step0), int(max_evals), float(tol)
+        self.k = 0  # iterations since the last restart
+        self.d = None
+        self.g_old = None
+        self.slope_old = None
+        self.alpha = None
+        self.restarts = 0
+
+    def step(self, x: np.ndarray, phi, value: float, grad: np.ndarray):
+        """One iteration from x (updated in place) with Φ(x) = value and ∇Φ(x) = grad.
+
+        Returns ``(new value, line-search Φ evaluations, restarted)``.
+        """
+        restarted = self.d is None or self.k >= self.restart_every
+        if not restarted:
+            beta = beta_polak_ribiere_plus(grad, self.g_old)
+            d = -grad + beta * self.d
+            if beta == 0.0 or float(grad @ d) >= 0.0:
+                restarted = True
+        if restarted:
+            d = -grad
+            self.k = 0
+            self.restarts += 1
+        slope = float(grad @ d)  # < 0
+        if self.alpha is None or self.alpha == 0.0:
+            a0 = self.step0 / max(np.sqrt(float(grad @ grad)), 1e-300)
+        else:
+            a0 = self.alpha * self.slope_old / slope
+        alpha, new, evals = line_search_golden(phi, x, d, phi0=value, step0=a0,
+                                               max_evals=self.max_evals, tol=self.tol)
+        if alpha > 0.0:
+            x += alpha * d
+        self.d, self.g_old, self.slope_old, self.alpha = d, grad.copy(), slope, alpha
+        self.k += 1
+        return new, evals, restarted
+
+    def minimize(self, x: np.ndarray, phi, phi_grad, *, iterations: int, callback=None) -> dict:
+        """Run ``iterations`` CG iterations on x in place; ``phi_grad(w) -> (Φ, ∇Φ)`` is a
+        derivative epoch, ``phi(w) -> Φ`` a forward (line-search) epoch."""
+        hist = {"phi": [], "evals": [], "restarted": []}
+        for _ in range(iterations):
+            value, grad = phi_grad(x)
+            _, evals, r = self.step(x, phi, value, grad)
+            hist["phi"].append(value)
+            hist["evals"].append(evals)
+            hist["restarted"].append(r)
+            if callback is not None:
+                callback(x, value)
+        hist["final_phi"] = phi_grad(x)[0] if iterations else None
+        return hist

@@ -238,3 +238,63 @@ def calibrate_t_a(sizes, *, B: int = 1, reps: int = 20, activation: str = "symme
     med = float(np.median(ts))
     return {"t_a": med / ops, "forward_s": med, "forward_s_min": float(min(ts)),
             "forward_s_max": float(max(ts)), "ops": ops, "reps": reps, "sizes": list(sizes), "B": B}
+
+
+# ---- paper0: shared-memory synchronisation (McCann & Kalman 1994) ------------------------
+def barrier_time_linear(profile: MachineProfile, P: int) -> float:
+    """One barrier of P workers: (P − 1)·α. The local backend's barrier has each rank
+    spin on the flags of its P − 1 peers (engine/comm/local.py), one cache-line
+    transfer each; α is the profile's small-message time between 2 processes.
+    Zero for one worker."""
+    return 0.0 if P <= 1 else (P - 1) * profile.latency_s
+
+
+def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
+    """Summing P per-worker vectors of ``nbytes`` in shared memory (paper0 §3.2, "an
+    additional portion of code to sum these duplicated variables"): one barrier plus
+    (P − 1) vectors read at the profile's bandwidth β. Zero for one worker."""
+    return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps
+
+
+def _barrier_times(comm, bursts, reps, pause):
+    from time import perf_counter as pc
+    from time import sleep
+
+    ts = np.empty((bursts, reps))
+    for b in range(bursts):
+        for _ in range(50):
+            comm.barrier()
+        for i in range(reps):
+            t = pc()
+            comm.barrier()
+            ts[b, i] = pc() - t
+        sleep(pause)
+        comm.barrier()
+    return ts
+
+
+def measure_barrier_here(base: MachineProfile, *, bursts: int = 10, reps: int = 500,
+                         pause: float = 0.1) -> list[MachineProfile]:
+    """Profiles ``here-best`` and ``here-median`` for barrier-bound emulations.
+
+    ``bursts`` bursts of ``reps`` single barriers between 2 local processes, each
+    timed on its own, ``pause`` s apart. α of ``here-best`` is the median of the
+    best burst (the cost when both processes hold a core: on a loaded machine a
+    spin barrier otherwise waits for a descheduled peer); α of ``here-median`` is
+    the median over all barriers (what a loaded machine gives). β from ``base``.
+    """
+    import os
+
+    from engine.comm.local import run_local
+
+    ts = run_local(_barrier_times, 2, bursts, reps, pause)
+    t = np.maximum(ts[0], ts[1])  # (bursts, reps): a barrier is done when both ranks are through
+    per_burst = np.median(t, axis=1)
+    desc = (f"{bursts} bursts of {reps} single barriers between 2 local processes, {pause} s apart, "
+            f"1-min load {os.getloadavg()[0]:.1f}: burst medians {per_burst.min() * 1e6:.2f}–"
+            f"{per_burst.max() * 1e6:.2f} µs, overall median {np.median(t) * 1e6:.2f} µs; "
+            f"β: {base.name} ({base.source})")
+    return [MachineProfile("here-best", float(per_burst.min()), base.bandwidth_Bps,
+                           source="α: median of the best burst of " + desc),
+            MachineProfile("here-median", float(np.median(t)), base.bandwidth_Bps,
+                           source="α: median of all barriers of " + desc)]

@@ -58,6 +58,9 @@ def parser() -> argparse.ArgumentParser:
     size.add_argument("--full", action="store_true", help="the paper's setup plus every extra check")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    ap.add_argument("--nettalk-file", type=Path, default=None,
+                    help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
+                         "sets NETTALK_DATA")
     return ap
 
 
@@ -131,6 +134,8 @@ def main(argv=None) -> int:
     except SystemExit as e:  # argparse already printed its one-line error
         return int(e.code or 0)
     comm = None
+    if args.nettalk_file is not None:
+        os.environ["NETTALK_DATA"] = str(args.nettalk_file)
     try:
         t = args.target
         if t == "list":

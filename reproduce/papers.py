@@ -8,7 +8,7 @@ PAPERS = [
      "title": "Strategies for the Parallel Training of Simple Recurrent Neural Networks",
      "workload": "recurrent NETtalk, Elman nets",
      "strategies": "shared-memory network partition and sequence partition, conjugate gradients",
-     "module": None},
+     "module": "reproduce.paper0"},
     {"name": "paper1", "authors": "Färber", "year": 1997,
      "title": "Quicknet on MultiSpert: Fast Parallel Neural Network Training",
      "workload": "speech frames, 156:400:56 and 156:1000:56 MLPs",

@@ -1,0 +1,358 @@
+"""Elman simple recurrent network of McCann & Kalman (1994), Fig. 1.
+
+Units, in the paper's names: inputs I, context (feedback) units F, hidden H,
+an optional second hidden layer H2, outputs O. Each pattern:
+
+    c_p  = a_(p−1),h[:F]   (hid(f) = f: the first |F| hidden units are copied back;
+                            zero at the start of every sequence, §1)
+    h_p  = f(x_p W_ih + c_p W_fh + b_h)
+    h2_p = f(h_p W_h2 + b_2)                      (only with n_hidden2 > 0)
+    y_p  = f(x_p W_io + c_p W_fo + r_p W_ro + b_o) (r = h2 if present, else h;
+                                                    W_io, W_fo: the skip connections)
+
+with f(x) = tanh(1.5·x) (registry name "tanh1.5", §1 "a 3/2 coefficient").
+The second hidden layer is fed by the first hidden layer only and is not fed
+back; the paper does not say how its NETtalk net wires the 2 second-layer
+units, so this is our choice.
+
+Parameters live in one flat float64 vector with named views (DESIGN.md). The
+block W_ih, W_fh, b_h is contiguous and is also viewed as ``Wz`` of shape
+(|I|+|F|+1, |H|): row i < |I|+|F| holds w_ih, the last row holds b_h, exactly
+the paper's "last weight connected to each hidden unit as a bias" (§1, eq. 4).
+
+Sequences are processed time-major and in lockstep: arrays (L, S, n) hold
+step t of S sequences; ``mask`` (L, S) marks real patterns (sequences shorter
+than L are padded, and padded patterns carry no error).
+
+Two gradients of Φ:
+
+* :meth:`Elman.grad_forward`: forward-propagated derivatives, eqs. 1–4:
+  ∂a/∂Y for every hidden-layer parameter Y carried from pattern to pattern,
+  zeroed at each sequence start; output-side parameters by their
+  instantaneous derivative (§1, "easy to calculate").
+* :meth:`Elman.grad_bptt`: back-propagation through time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.activations import get_activation
+from engine.losses import get_loss
+
+
+# ---- data: a set of sequences ------------------------------------------------------------
+@dataclass(frozen=True)
+class Sequences:
+    """Patterns of many sequences back to back: sequence i is rows starts[i]:starts[i+1]."""
+
+    X: np.ndarray  # (N, n_in)
+    T: np.ndarray  # (N, n_out)
+    starts: np.ndarray  # (n_seq + 1,) int, starts[0] = 0, starts[-1] = N
+
+    def __post_init__(self):
+        s = np.asarray(self.starts)
+        if s[0] != 0 or s[-1] != len(self.X) or np.any(np.diff(s) < 1) or len(self.T) != len(self.X):
+            raise ValueError("starts must rise strictly from 0 to the number of patterns")
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    @property
+    def n_seq(self) -> int:
+        return len(self.starts) - 1
+
+    @property
+    def n_patterns(self) -> int:
+        return len(self.X)
+
+    def batch(self, ids) -> "Batch":
+        """Pad sequences ``ids`` into one time-major batch (L = their longest)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        lens = self.lengths[ids]
+        L, S = int(lens.max()), len(ids)
+        X = np.zeros((L, S, self.X.shape[1]))  # (L, S, n_in)
+        T = np.zeros((L, S, self.T.shape[1]))  # (L, S, n_out)
+        mask = np.zeros((L, S))  # (L, S)
+        for j, i in enumerate(ids):
+            a, b = self.starts[i], self.starts[i + 1]
+            X[: b - a, j] = self.X[a:b]
+            T[: b - a, j] = self.T[a:b]
+            mask[: b - a, j] = 1.0
+        return Batch(X, T, mask, ids)
+
+    def batches(self, ids=None, *, chunk: int = 64) -> list["Batch"]:
+        """The sequences ``ids`` (default all) sorted by length, cut into batches of
+        at most ``chunk`` sequences, so padding is small and memory bounded."""
+        ids = np.arange(self.n_seq) if ids is None else np.asarray(ids, dtype=np.int64)
+        if len(ids) == 0:
+            return []
+        ids = ids[np.argsort(-self.lengths[ids], kind="stable")]
+        return [self.batch(ids[k:k + chunk]) for k in range(0, len(ids), chunk)]
+
+
+@dataclass(frozen=True)
+class Batch:
+    X: np.ndarray  # (L, S, n_in)
+    T: np.ndarray  # (L, S, n_out)
+    mask: np.ndarray  # (L, S)
+    ids: np.ndarray  # (S,) sequence numbers
+
+    @property
+    def n_patterns(self) -> int:
+        return int(self.mask.sum())
+
+
+@dataclass
+class Cache:
+    X: np.ndarray  # (L, S, n_in)
+    C: np.ndarray  # (L, S, F) context
+    H: np.ndarray  # (L, S, n_hidden)
+    H2: np.ndarray | None  # (L, S, n_hidden2)
+    Y: np.ndarray  # (L, S, n_out)
+
+
+# ---- the network ----------------------------------------------------------------------------
+class Elman:
+    """(n_in + n_feedback)-n_hidden[-n_hidden2]-n_out simple recurrent network."""
+
+    def __init__(self, n_in: int, n_hidden: int, n_out: int, *, n_feedback: int | None = None,
+                 n_hidden2: int = 0, skip: bool = True, activation: str = "tanh1.5",
+                 params: np.ndarray | None = None):
+        F = n_hidden if n_feedback is None else int(n_feedback)
+        if min(n_in, n_hidden, n_out) < 1 or not 0 <= F <= n_hidden or n_hidden2 < 0:
+            raise ValueError(f"bad Elman sizes: n_in={n_in}, n_hidden={n_hidden}, n_out={n_out}, "
+                             f"n_feedback={F}, n_hidden2={n_hidden2} (need 0 <= n_feedback <= n_hidden)")
+        self.n_in, self.n_hidden, self.n_out, self.F = int(n_in), int(n_hidden), int(n_out), F
+        self.n_hidden2, self.skip = int(n_hidden2), bool(skip)
+        self.act = get_activation(activation)
+        self.nz = self.n_in + F + 1  # rows of Wz: inputs, context, bias
+        R = self.n_hidden2 or self.n_hidden  # units that feed the output layer
+        shapes = [("W_ih", (n_in, n_hidden)), ("W_fh", (F, n_hidden)), ("b_h", (n_hidden,))]
+        if self.n_hidden2:
+            shapes += [("W_h2", (n_hidden, n_hidden2)), ("b_2", (n_hidden2,))]
+        if self.skip:
+            shapes += [("W_io", (n_in, n_out)), ("W_fo", (F, n_out))]
+        shapes += [("W_ro", (R, n_out)), ("b_o", (n_out,))]
+        self.slices, self.shapes, off = {}, {}, 0
+        for name, shape in shapes:
+            n = int(np.prod(shape))
+            self.slices[name], self.shapes[name] = slice(off, off + n), shape
+            off += n
+        self.n_params = off
+        self.hidden_slice = slice(0, self.nz * self.n_hidden)  # W_ih, W_fh, b_h
+        self.params = np.zeros(off) if params is None else params  # (n_params,)
+        if self.params.shape != (off,) or self.params.dtype != np.float64:
+            raise ValueError(f"params must be float64 of shape ({off},)")
+
+    def __repr__(self):
+        h2 = f"-{self.n_hidden2}" if self.n_hidden2 else ""
+        return f"Elman(({self.n_in}+{self.F})-{self.n_hidden}{h2}-{self.n_out}, skip={self.skip})"
+
+    # -- parameter vector ---------------------------------------------------------------
+    def view(self, flat: np.ndarray, name: str) -> np.ndarray:
+        if name == "Wz":
+            return flat[self.hidden_slice].reshape(self.nz, self.n_hidden)
+        return flat[self.slices[name]].reshape(self.shapes[name])
+
+    def __getattr__(self, name):  # net.W_ih etc.: views into params
+        if name.startswith(("W_", "b_")) and name in self.__dict__.get("slices", {}):
+            return self.view(self.params, name)
+        raise AttributeError(name)
+
+    def init_uniform(self, rng: np.random.Generator, *, scale: float = 0.1) -> None:
+        """Every weight and bias uniform in [−scale, scale]."""
+        self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
+
+    def copy(self) -> "Elman":
+        return Elman(self.n_in, self.n_hidden, self.n_out, n_feedback=self.F,
+                     n_hidden2=self.n_hidden2, skip=self.skip, activation=self.act.name,
+                     params=self.params.copy())
+
+    # -- forward ------------------------------------------------------------------------
+    def forward(self, X: np.ndarray) -> tuple[np.ndarray, Cache]:
+        """Run S sequences in lockstep; X is (L, S, n_in). Context starts at zero."""
+        L, S, _ = X.shape
+        F, f = self.F, self.act.f
+        W_fh, b_h = self.W_fh, self.b_h
+        XW = (X.reshape(L * S, -1) @ self.W_ih).reshape(L, S, -1)  # (L, S, n_hidden)
+        Hh = np.empty((L, S, self.n_hidden))  # (L, S, n_hidden)
+        C = np.zeros((L, S, F))  # (L, S, F)
+        for t in range(L):
+            z = Hh[t]
+            np.add(XW[t], b_h, out=z)
+            if t > 0 and F:
+                C[t] = Hh[t - 1][:, :F]
+                z += C[t] @ W_fh
+            f(z, z)
+        R = Hh.reshape(L * S, -1)
+        H2 = None
+        if self.n_hidden2:
+            z2 = R @ self.W_h2 + self.b_2  # (L·S, n_hidden2)
+            H2 = f(z2, z2).reshape(L, S, -1)
+            R = z2
+        zo = R @ self.W_ro + self.b_o  # (L·S, n_out)
+        if self.skip:
+            zo += X.reshape(L * S, -1) @ self.W_io
+            if F:
+                zo += C.reshape(L * S, F) @ self.W_fo
+        Y = f(zo, zo).reshape(L, S, -1)
+        return Y, Cache(X, C, Hh, H2, Y)
+
+    def _d(self, a: np.ndarray) -> np.ndarray:
+        """f'(net input) from the activation: 1.5 (1 − a²) for tanh(1.5·x) (the δ_pr of §1)."""
+        return self.act.df(a, np.empty_like(a))
+
+    # -- output side: instantaneous derivatives --------------------------------------------
+    def output_grads(self, cache: Cache, dY: np.ndarray, g: np.ndarray):
+        """Gradient of the output-side parameters (W_ro, b_o, skips, second hidden layer)
+        into ``g``, which the hidden-layer parameters cannot reach (§1).
+
+        dY = ∂Φ/∂y (L, S, n_out), zero on padded patterns. Returns
+        ``(v, u)``: v = ∂Φ/∂h (L, S, n_hidden) and u = ∂Φ/∂c (L, S, F) through
+        this pattern's output only (the Σ_o δ_po w_ro and Σ_o δ_po w_fo of eq. 4).
+        """
+        L, S, O = dY.shape
+        dXo = (dY * self._d(cache.Y)).reshape(L * S, O)  # ∂Φ/∂(net input of o)
+        R = (cache.H2 if self.n_hidden2 else cache.H).reshape(L * S, -1)
+        np.matmul(R.T, dXo, out=self.view(g, "W_ro"))
+        np.sum(dXo, axis=0, out=self.view(g, "b_o"))
+        dR = dXo @ self.W_ro.T  # (L·S, |R|)
+        u = np.zeros((L, S, self.F))
+        if self.skip:
+            np.matmul(cache.X.reshape(L * S, -1).T, dXo, out=self.view(g, "W_io"))
+            if self.F:
+                np.matmul(cache.C.reshape(L * S, -1).T, dXo, out=self.view(g, "W_fo"))
+                u = (dXo @ self.W_fo.T).reshape(L, S, self.F)
+        if self.n_hidden2:
+            dX2 = dR * self._d(cache.H2.reshape(L * S, -1))
+            np.matmul(cache.H.reshape(L * S, -1).T, dX2, out=self.view(g, "W_h2"))
+            np.sum(dX2, axis=0, out=self.view(g, "b_2"))
+            dR = dX2 @ self.W_h2.T
+        return dR.reshape(L, S, self.n_hidden), u
+
+    # -- gradient 1: forward-propagated derivatives (eqs. 1–4) ------------------------------
+    def hidden_block_grad(self, cache: Cache, v: np.ndarray, u: np.ndarray, h0: int, h1: int,
+                          *, out: np.ndarray, sync=None) -> np.ndarray:
+        """∂Φ/∂w_ih for the hidden units h0 ≤ h < h1 and every i ∈ I ∪ F ∪ {bias}: the loop
+        of §2.1 (eqs. 2–4), vectorised over the S sequences of the batch.
+
+        Carried state: P[f, s, i, j] = ∂a_pf/∂w_i,(h0+j) for the context units f
+        (= ∂a_(p−1),hid(f)/∂w), zero at each sequence start (§1). Each pattern p:
+            dbuf[r, s, i, j] = δ_pr (Σ_f w_fr P[f, s, i, j] + γ_pihr)      (eq. 3)
+            ∂Φ/∂w_ih += Σ_r v_pr dbuf[r, s] + Σ_f u_pf P[f, s]            (eqs. 1, 2, 4)
+        with γ_pihr = z̃_pi if r = h (z̃ = [x, c, 1]) else 0, v_pr = Σ_o ∂Φ/∂X_o w_ro and
+        u_pf = Σ_o ∂Φ/∂X_o w_fo. The sum over r is contracted before it meets P:
+            Σ_r v_pr dbuf[r] = Σ_f (Σ_r v_pr δ_pr w_fr) P[f] + z̃_pi · v_ph δ_ph,
+        so dbuf is only built for the fed-back units r < |F|, the only ones copied
+        back (the paper notes "we only need to buffer those derivatives which will
+        be copied back"). ``out`` (|I|+|F|+1, h1−h0) receives the sum; ``sync`` is
+        called after every pattern step (one synchronisation per pattern, §2.1).
+        """
+        L, S, _ = cache.X.shape
+        F, nz, k = self.F, self.nz, h1 - h0
+        D = self._d(cache.H)  # (L, S, H) δ_pr
+        W_fh = self.W_fh  # (F, H)
+        W_ffT = np.ascontiguousarray(W_fh[:, :F].T)  # (F, F): w_f'r for r < |F|
+        cols = np.arange(k)
+        sel = cols[(h0 + cols) < F]  # γ reaches dbuf[r] only for r = h < |F|
+        out[...] = 0.0
+        acc = out.reshape(-1)  # (nz·k,)
+        zt = np.ones((S, nz))  # z̃ = [x, c, 1]
+        P = np.empty((F, S, nz, k))  # (F, S, nz, k): fed-back unit first, so one GEMM
+        Q = np.empty((F, S, nz, k))  # carries every sequence; two buffers, swapped each pattern
+        Dt = np.empty((F, S, 1, 1))
+        for t in range(L):
+            zt[:, : self.n_in] = cache.X[t]
+            zt[:, self.n_in: nz - 1] = cache.C[t]
+            w = v[t] * D[t]  # (S, H): Σ_o ∂Φ/∂X_o w_ro δ_pr
+            out += zt.T @ w[:, h0:h1]  # the γ term
+            if t > 0:
+                y = w @ W_fh.T + u[t] if self.skip else w @ W_fh.T  # (S, F)
+                acc += y.reshape(-1, order="F") @ P.reshape(F * S, nz * k)
+            if F:
+                if t == 0:
+                    Q.fill(0.0)
+                else:
+                    np.matmul(W_ffT, P.reshape(F, S * nz * k), out=Q.reshape(F, S * nz * k))
+                if len(sel):
+                    Q[h0 + sel, :, :, sel] += zt
+                Dt[:, :, 0, 0] = D[t][:, :F].T
+                Q *= Dt
+                P, Q = Q, P  # the copy-back loop of §2.1
+            if sync is not None:
+                sync()
+        return out
+
+    def grad_forward(self, cache: Cache, dY: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+        """∂Φ/∂params by forward-propagated derivatives (eqs. 1–4), summed over the batch."""
+        g = np.zeros(self.n_params) if out is None else out
+        v, u = self.output_grads(cache, dY, g)
+        self.hidden_block_grad(cache, v, u, 0, self.n_hidden, out=self.view(g, "Wz"))
+        return g
+
+    # -- gradient 2: back-propagation through time -----------------------------------------
+    def grad_bptt(self, cache: Cache, dY: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+        """∂Φ/∂params by back-propagation through time, summed over the batch."""
+        g = np.zeros(self.n_params) if out is None else out
+        v, u = self.output_grads(cache, dY, g)
+        L, S, H = v.shape
+        F = self.F
+        D = self._d(cache.H)
+        dXh = np.empty((L, S, H))  # ∂Φ/∂(net input of h)
+        carry = np.zeros((S, H))  # ∂Φ/∂h_t from the future, through c_(t+1)
+        for t in range(L - 1, -1, -1):
+            np.multiply(v[t] + carry, D[t], out=dXh[t])
+            carry[:] = 0.0
+            if F:
+                carry[:, :F] = dXh[t] @ self.W_fh.T + u[t]
+        d = dXh.reshape(L * S, H)
+        np.matmul(cache.X.reshape(L * S, -1).T, d, out=self.view(g, "W_ih"))
+        np.matmul(cache.C.reshape(L * S, F).T, d, out=self.view(g, "W_fh"))
+        np.sum(d, axis=0, out=self.view(g, "b_h"))
+        return g
+
+
+# ---- Φ and its gradient over sequence batches -----------------------------------------------
+def loss_and_dy(net: Elman, Y: np.ndarray, batch: Batch, loss: str = "kalman_kwasny"):
+    """(Φ summed over the real patterns, ∂Φ/∂y (L, S, n_out) with padded patterns zeroed)."""
+    L, S, O = Y.shape
+    lf = get_loss(loss)
+    y2, t2 = Y.reshape(L * S, O), batch.T.reshape(L * S, O)
+    m = batch.mask.reshape(L * S)
+    phi = float(lf.value(y2, t2) @ m)
+    dY = lf.grad(y2, t2) * m[:, None]
+    return phi, dY.reshape(L, S, O)
+
+
+def phi(net: Elman, batches: list[Batch], *, loss: str = "kalman_kwasny") -> float:
+    """Φ over the given batches: a forward (line-search) epoch."""
+    total = 0.0
+    for b in batches:
+        Y, _ = net.forward(b.X)
+        total += loss_and_dy(net, Y, b, loss)[0]
+    return total
+
+
+def phi_grad(net: Elman, batches: list[Batch], *, method: str = "forward",
+             loss: str = "kalman_kwasny", out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """(Φ, ∂Φ/∂params) over the given batches: a derivative epoch.
+
+    ``method`` "forward" uses forward-propagated derivatives (eqs. 1–4), "bptt"
+    back-propagation through time.
+    """
+    if method not in ("forward", "bptt"):
+        raise ValueError(f"method must be 'forward' or 'bptt', got {method!r}")
+    g = np.zeros(net.n_params) if out is None else out
+    g[:] = 0.0
+    tmp = np.empty(net.n_params)
+    total = 0.0
+    grad = net.grad_forward if method == "forward" else net.grad_bptt
+    for b in batches:
+        Y, cache = net.forward(b.X)
+        p, dY = loss_and_dy(net, Y, b, loss)
+        total += p
+        g += grad(cache, dY, out=tmp)
+    return total, g

@@ -1,0 +1,395 @@
+"""paper0's comparison rows, plots and report.md (the setup is in reproduce/paper0.py).
+
+Emulated speedups compose measured per-worker compute with a synchronisation model
+of named machine parameters (engine.perfmodel, profile "here"):
+  network partition, P workers: T(P) = t_loop(⌈H/P⌉ units) + patterns · (P−1)·α
+  sequence partition, P workers: T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β
+(one barrier to start an epoch and one in the reduction; the reduction reads
+P−1 vectors of Φ and ∂Φ/∂Y, or of Φ alone for a forward epoch).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from engine.perfmodel import barrier_time_linear
+from engine.strategies.network import split_even
+from reproduce import report as R
+from reproduce.paper0 import MACHINE, NAME, NETS, NETTALK, REPORTED
+from reproduce.store import atomic_savefig, atomic_write
+
+TOL = R.DEFAULT_TOLERANCE
+
+
+def _spread(v):
+    v = np.asarray([x for x in v if x is not None and not math.isnan(x)], dtype=float)
+    if len(v) == 0:
+        return math.nan, math.nan, math.nan, 0
+    return float(np.median(v)), float(v.min()), float(v.max()), len(v)
+
+
+def netpart_emulated(res: dict, P: int, H: int, prof) -> float:
+    kmax = max(b - a for a, b in split_even(H, P))
+    return res["block_s"][str(kmax)] + res["steps"] * barrier_time_linear(prof, P)
+
+
+def seqpart_emulated(times: list, P: int, nbytes: int, prof) -> float:
+    return max(times) + 2 * barrier_time_linear(prof, P) + (P - 1) * nbytes / prof.bandwidth_Bps
+
+
+def frames(results, setup, profiles):
+    """Long table: speedup per (figure, P, run, kind, profile); measured rows have profile ""."""
+    rows = []
+    for t, res in results:
+        p = t.params
+        if t.name == "netpart":
+            H = NETS[p["net"]]["n_hidden"]
+            fig = "fig2" if p["net"] == "radio" else "fig3"
+            if t.kind == "emulated":
+                t1 = res["block_s"][str(H)]
+                for prof in profiles:
+                    for P in range(1, setup.max_workers + 1):
+                        tp = netpart_emulated(res, P, H, prof)
+                        rows.append({"fig": fig, "P": P, "run": p["run"], "kind": "emulated",
+                                     "profile": prof.name, "speedup": t1 / tp, "time_s": tp})
+            else:
+                rows.append({"fig": fig, "P": p["workers"], "run": p["run"], "kind": "measured",
+                             "profile": "", "speedup": res["serial_s"] / res["parallel_s"],
+                             "time_s": res["parallel_s"]})
+        elif t.name == "seqpart":
+            if t.kind == "emulated":
+                nb = {"fig4": (res["n_params"] + 1) * 8, "fig5": 8}
+                for prof in profiles:
+                    for fig, key in (("fig4", "deriv"), ("fig5", "fwd")):
+                        t1 = seqpart_emulated(res[key]["1"], 1, nb[fig], prof)
+                        for P in range(1, setup.max_workers + 1):
+                            tp = seqpart_emulated(res[key][str(P)], P, nb[fig], prof)
+                            rows.append({"fig": fig, "P": P, "run": p["run"], "kind": "emulated",
+                                         "profile": prof.name, "speedup": t1 / tp, "time_s": tp})
+            else:
+                P = p["workers"]
+                for fig, key in (("fig4", "deriv_s"), ("fig5", "fwd_s")):
+                    rows.append({"fig": fig, "P": P, "run": p["run"], "kind": "measured", "profile": "",
+                                 "speedup": res["1"][key] / res[str(P)][key], "time_s": res[str(P)][key]})
+    return pd.DataFrame(rows)
+
+
+def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: dict) -> list[dict]:
+    rows = []
+    by = {}
+    for t, res in results:
+        by.setdefault((t.name, t.kind), []).append((t, res))
+    train = [r for _, r in by.get(("train", "measured"), [])]
+    evals = [float(np.mean(r["evals"])) for r in train]
+    k_bar = float(np.median(evals)) if evals else REPORTED["evals_per_iter"]
+    k_note = (f"k = {k_bar:.2f} line-search Φ evaluations per CG iteration (median of our training runs)"
+              if evals else "k = 10, the paper's 'about ten' (no training run)")
+
+    # -- corpus
+    for q, rep in (("words", 821), ("patterns", 4535), ("inputs", 103), ("outputs", 27)):
+        rows.append(R.row(NAME, "sec3.2", f"corpus_{q}", R.condition(selection="fahlman-list-first-821"),
+                          "count", reported=rep, ours=corpus_stats[q], kind="measured", runs=1,
+                          tolerance=0.0 if q != "patterns" else TOL,
+                          note={"patterns": "first 821 dictionary words of Fahlman's 1000-word list; "
+                                            "the paper does not say how its 821 words were chosen",
+                                "inputs": "ours: current + 3 look-ahead letters × 26 one-hot; the paper "
+                                          "gives no encoding and 103 is not 4×26"}.get(q, "")))
+    # -- Figs 2–3
+    for fig, net in (("fig2", "radio"), ("fig3", "parsing")):
+        g = sp[sp.fig == fig]
+        for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
+            m, lo, hi, n = _spread(gg.speedup)
+            rows.append(R.row(NAME, fig, "loop_speedup", R.condition(workers=P, net=net, profile=pn or None),
+                              "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
+                              note="§2.1 loop only, as the paper times it"))
+    for prof in profiles:
+        g = sp[(sp.fig == "fig3") & (sp.kind == "emulated") & (sp.profile == prof.name)]
+        if setup.max_workers < 7 or g.empty:
+            continue
+        piv = g.pivot(index="run", columns="P", values="speedup")
+        m, lo, hi, n = _spread(piv[7] / piv[6])
+        rows.append(R.row(NAME, "fig3", "speedup_7_over_6", R.condition(net="parsing", profile=prof.name), "x",
+                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+                          note="paper: a dip at 7 processors (24 hidden units: at most 4 per worker, as "
+                               "with 6, plus one more worker to synchronise); ours < 1 shows the dip"))
+    # radio-station overall speedup on 5 processors (22 h → 8 h), Amdahl with the loop emulated
+    em = by.get(("netpart", "emulated"), [])
+    for prof in profiles:
+        ratios = []
+        for t, res in em:
+            if t.params["net"] != "radio":
+                continue
+            H = NETS["radio"]["n_hidden"]
+            rest = res["prep_s"] + k_bar * res["fwd_s"]
+            ratios.append((rest + res["block_s"][str(H)]) / (rest + netpart_emulated(res, 5, H, prof)))
+        if not ratios:
+            continue
+        m, lo, hi, n = _spread(ratios)
+        rows.append(R.row(NAME, "sec3.1", "overall_speedup", R.condition(workers=5, net="radio", profile=prof.name),
+                          "x", reported=round(REPORTED["radio_hours_1"] / REPORTED["radio_hours_5"], 3),
+                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+                          note="paper: 22 h sequential vs 8 h on five processors (whole training). Ours: one "
+                               "CG iteration = sequential part + §2.1 loop + k forward epochs on our synthetic "
+                               f"radio data, loop emulated on 5 workers; {k_note}"))
+    # -- Figs 4–5
+    best = {}
+    for fig in ("fig4", "fig5"):
+        g = sp[sp.fig == fig]
+        for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
+            m, lo, hi, n = _spread(gg.speedup)
+            rows.append(R.row(NAME, fig, "epoch_speedup", R.condition(workers=P, profile=pn or None),
+                              "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
+                              note=("derivative" if fig == "fig4" else "forward (line-search)")
+                              + " epoch on recurrent NETtalk, longest-first sequence partition"))
+        for prof in profiles:
+            ge = g[(g.kind == "emulated") & (g.profile == prof.name)]
+            if ge.empty:
+                continue
+            med = ge.groupby("P").speedup.median()
+            best[(fig, prof.name)] = (int(med.idxmax()), float(med.max()))
+            rep = REPORTED["best_deriv_workers" if fig == "fig4" else "best_fwd_workers"]
+            rows.append(R.row(NAME, fig, "best_workers", R.condition(profile=prof.name), "processors",
+                              reported=rep, ours=best[(fig, prof.name)][0], kind="emulated",
+                              runs=int(ge.run.nunique()), tolerance=0.0,
+                              note=f"argmax of the median emulated speedup over 1..{setup.max_workers} "
+                                   f"(ours peaks at {best[(fig, prof.name)][1]:.2f}x)"))
+    # overall speedup 17 / 6
+    se = [(t, r) for t, r in by.get(("seqpart", "emulated"), [])]
+    for prof, (Pd, Pf, label) in [(prof, c) for prof in profiles for c in (
+            (17, 6, "paper's 17 / 6"),
+            (best.get(("fig4", prof.name), (None,))[0], best.get(("fig5", prof.name), (None,))[0],
+             "our best counts"))]:
+        if Pd is None or Pf is None or Pd > setup.max_workers or Pf > setup.max_workers or not se:
+            continue
+        vals = []
+        for t, res in se:
+            nb = (res["n_params"] + 1) * 8
+            T1 = seqpart_emulated(res["deriv"]["1"], 1, nb, prof) + k_bar * seqpart_emulated(res["fwd"]["1"], 1, 8, prof)
+            TP = (seqpart_emulated(res["deriv"][str(Pd)], Pd, nb, prof)
+                  + k_bar * seqpart_emulated(res["fwd"][str(Pf)], Pf, 8, prof))
+            vals.append(T1 / TP)
+        m, lo, hi, n = _spread(vals)
+        rows.append(R.row(NAME, "sec3.2", "overall_speedup", R.condition(workers=f"{Pd}/{Pf}", profile=prof.name),
+                          "x", reported=REPORTED["overall_speedup_17_6"] if (Pd, Pf) == (17, 6) else None,
+                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+                          note=f"{label}: (D(1) + k·F(1)) / (D({Pd}) + k·F({Pf})), {k_note}; the paper's 8.96 "
+                               "also includes the CG bookkeeping (ours: a few vector ops over 5,501 weights, left out)"))
+    # -- epoch times and the loop share
+    vec = [r for _, r in by.get(("vectorise", "measured"), [])]
+    if vec:
+        c = str(setup.chunk)
+        for q, key, rep in (("deriv_epoch_time", None, REPORTED["deriv_epoch_s"]),
+                            ("fwd_epoch_time", "fwd_s", REPORTED["fwd_epoch_s"])):
+            v = [r["forward_deriv_s"][c] if key is None else r[key] for r in vec]
+            m, lo, hi, n = _spread(v)
+            rows.append(R.row(NAME, "sec3.2", q, R.condition(workers=1, chunk=setup.chunk), "s", reported=rep,
+                              ours=m, low=lo, high=hi, kind="measured", runs=n,
+                              note=f"this machine, numpy, one thread, vs one 40 MHz SPARC ({MACHINE}); "
+                                   f"ours {NETTALK['n_in']}-{NETTALK['n_hidden']}({NETTALK['n_feedback']})-2-27, "
+                                   f"{corpus_stats['patterns']} patterns"))
+        v = [r["forward_deriv_s"][c] / r["fwd_s"] for r in vec]
+        m, lo, hi, n = _spread(v)
+        rows.append(R.row(NAME, "sec3.2", "deriv_over_fwd_epoch", R.condition(workers=1), "x",
+                          reported=round(REPORTED["deriv_epoch_s"] / REPORTED["fwd_epoch_s"], 2), ours=m,
+                          low=lo, high=hi, kind="measured", runs=n, note="paper: 417 s / 11 s"))
+        v = [r["loop_s"] / (r["forward_deriv_s"][c] + k_bar * r["fwd_s"]) for r in vec]
+        m, lo, hi, n = _spread(v)
+        rows.append(R.row(NAME, "sec2.1", "loop_share", R.condition(workers=1, net="nettalk"), "fraction",
+                          reported=REPORTED["loop_share"], ours=m, low=lo, high=hi, kind="measured", runs=n,
+                          note="paper: 'over eighty percent of the total computation time'; ours: §2.1 loop / "
+                               f"(derivative epoch + k forward epochs), {k_note}"))
+        for ch in sorted(vec[0]["forward_deriv_s"], key=int):
+            v = [r["forward_deriv_s"][ch] / (r["patterns"] * r["n_params"]) * 1e6 for r in vec]
+            m, lo, hi, n = _spread(v)
+            rows.append(R.row(NAME, "perf", "us_per_pattern_weight", R.condition(method="forward", chunk=int(ch)),
+                              "µs", ours=m, low=lo, high=hi, kind="measured", runs=n,
+                              note="derivative epoch / (patterns × weights); chunk = sequences per vectorised batch"))
+        v = [r["bptt_s"] / (r["patterns"] * r["n_params"]) * 1e6 for r in vec]
+        m, lo, hi, n = _spread(v)
+        rows.append(R.row(NAME, "perf", "us_per_pattern_weight", R.condition(method="bptt", chunk=setup.chunk),
+                          "µs", ours=m, low=lo, high=hi, kind="measured", runs=n,
+                          note="the same gradient by back-propagation through time"))
+    # -- training
+    for q, key in (("phoneme_accuracy", "phoneme"), ("stress_accuracy", "stress"), ("both_accuracy", "both")):
+        m, lo, hi, n = _spread([r["accuracy"][key] for r in train])
+        if n:
+            rows.append(R.row(NAME, "sec3.2", q, R.condition(workers=f"{train[0]['workers_deriv']}/1",
+                                                             iterations=train[0]["iterations"]),
+                              "fraction", ours=m, low=lo, high=hi, kind="measured", runs=n,
+                              note="training set, after CG training (Polak–Ribière⁺, golden-section line search); "
+                                   "the paper says only 'results comparable to [8]'"))
+    if evals:
+        m, lo, hi, n = _spread(evals)
+        rows.append(R.row(NAME, "sec3.2", "evals_per_iteration", R.condition(iterations=train[0]["iterations"]),
+                          "forward epochs", reported=REPORTED["evals_per_iter"], ours=m, low=lo, high=hi,
+                          kind="measured", runs=n, note="paper: 'Typically, about ten'; ours: mean per CG "
+                                                        f"iteration, line search capped at {setup.cg_max_evals}"))
+    return rows
+
+
+def plots(out, sp: pd.DataFrame, train) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    figs = []
+    for name, pair, titles in (("fig2_3_network_partition.png", ("fig2", "fig3"),
+                                ("Fig. 2: (240+10)-10-3 radio net, loop only", "Fig. 3: (34+24)-24-39 parsing net")),
+                               ("fig4_5_sequence_partition.png", ("fig4", "fig5"),
+                                ("Fig. 4: derivative epoch, NETtalk", "Fig. 5: forward epoch, NETtalk"))):
+        fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+        for a, f, title in zip(ax, pair, titles):
+            g = sp[sp.fig == f].copy()
+            if g.empty:
+                continue
+            g["source"] = [k if not pn else f"{k} ({pn})" for k, pn in zip(g.kind, g.profile)]
+            sns.lineplot(g, x="P", y="speedup", hue="source", style="source", markers=True, dashes=False,
+                         estimator="median", errorbar=("pi", 100), ax=a)
+            mx = int(g.P.max())
+            a.plot([1, mx], [1, mx], color="grey", lw=0.8, ls=":")
+            a.set(xlabel="processors", ylabel="speedup", title=title, xticks=range(1, mx + 1, max(1, mx // 9)))
+        fig.tight_layout()
+        atomic_savefig(fig, out / name, dpi=110)
+        plt.close(fig)
+        figs.append(name)
+    if train:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for i, r in enumerate(train):
+            ax.plot(np.arange(1, len(r["phi"]) + 1), r["phi"], label=f"run {i}")
+        ax.set(yscale="log", xlabel="CG iteration", ylabel="Φ (Kalman–Kwasny)", title="NETtalk CG training")
+        ax.legend()
+        fig.tight_layout()
+        atomic_savefig(fig, out / "nettalk_training.png", dpi=110)
+        plt.close(fig)
+        figs.append("nettalk_training.png")
+    return figs
+
+
+def write(out, results, *, setup, profiles, meta, quick_shrunk=None) -> dict:
+    from datasets import nettalk
+
+    stats = nettalk.corpus_stats(nettalk.load())
+    sp = frames(results, setup, profiles)
+    rows = comparison_rows(results, sp, setup, profiles, stats)
+    train = [r for t, r in results if t.name == "train"]
+    figs = plots(out, sp, train)
+    loads = [r["load"][0] for _, r in results if r and "load" in r]
+    meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
+            "corpus": stats, "loadavg_1min_during_tasks": {"min": min(loads), "max": max(loads)} if loads else None}
+    df = R.write_tables(out, rows, meta)
+    atomic_write(out / "report.md", report_markdown(df, setup=setup, profiles=profiles, meta=meta, figs=figs,
+                                                    stats=stats, quick_shrunk=quick_shrunk, train=train))
+    return {"meta": meta, "rows": df.to_dict(orient="records")}
+
+
+def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, train) -> str:
+    L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
+    if quick_shrunk:
+        L += ["**Quick run** — shrunk settings: " + "; ".join(quick_shrunk) + ". Not a reproduction.", ""]
+    lo = meta.get("loadavg_1min_during_tasks") or {}
+    L += [f"Run: mode {meta['mode']}, seeds {meta['seeds']}, {meta['workers']} local workers on "
+          f"{meta['cpu_count']} cores ({meta['platform']}), 1-min load average {lo.get('min', '–')}–{lo.get('max', '–')} "
+          f"during the tasks, wall {meta['wall_s']:.0f} s. Paper: {MACHINE}.", ""]
+    L += [f"Machine profile `{p.name}`: α = {p.latency_s * 1e6:.2f} µs, β = {p.bandwidth_Bps / 1e9:.2f} GB/s "
+          f"({p.source})." for p in profiles]
+    L += ["",
+          "Kinds: **measured** (timed here, workers ≤ cores), **emulated** (each worker's compute measured alone, "
+          "composed as the slowest worker plus the synchronisation model below), **reported** (the paper). "
+          f"Verdict `close` within {TOL:.0%} relative.", "",
+          "## What is compared", "",
+          "* Figs 2–3 (network partition, §2.1): only the derivative loop is timed, as in the paper. "
+          "Emulated T(P) = t_loop(⌈H/P⌉ hidden units) + steps·(P−1)·α: the loop of the largest block "
+          "(uneven splits give the first H mod P workers one unit more, §3.1) plus one barrier per pattern step, "
+          "whose cost grows with the peers each rank polls. The data are synthetic sequences of the nets' sizes "
+          f"({setup.synth_seqs} sequences of {setup.synth_len[0]}–{setup.synth_len[1]} patterns, presented one "
+          "after another, one barrier per pattern as in the paper).",
+          "* Figs 4–5 (sequence partition, §2.2): longest-first assignment of the 821 word sequences; "
+          "T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β.",
+          "* The paper's figures carry no numbers in the text; its numbers are 417 s, 11 s, 8.96 (17/6), "
+          "22 h vs 8 h, 'over eighty percent', 'about ten', the best counts 17 and 6, and the dip at 7.", "",
+          "## Comparison", "", R.comparison_markdown(df), ""]
+    L += ["## Reading the rows", "",
+          "* Three synchronisation profiles are shown because this 2-core machine is shared: a spin barrier "
+          "between two processes costs a fraction of a µs when both hold a core (`here-best`) and about a "
+          "scheduler time slice when one is descheduled (`here-median` on a loaded machine); `compute-only` is "
+          "the bound with free synchronisation. Which one resembles the SPARCcenter is not known; the "
+          "paper's curve shapes (forward epochs peaking near 6 processors, the dip at 7) appear when the "
+          "per-pattern and per-epoch synchronisation is expensive relative to the compute.",
+          "* Emulated per-worker times are measured one worker at a time with a warm cache; a worker whose "
+          "share fits its cache runs faster per pattern, which gives superlinear emulated forward-epoch "
+          "speedups. Contention for the shared cache and memory bus among simultaneous workers is not "
+          "modeled (the paper blames its own irregularities on exactly that).",
+          "* The network-partition loop presents one pattern at a time; each worker pays a fixed numpy "
+          "dispatch cost per pattern, so the loop speedup saturates long before 18 processors.",
+          "* Measured rows (2 processes) ran on the shared machine at the load average above; with more "
+          "runnable processes than cores, a barrier per pattern or per epoch waits for the scheduler.", ""]
+    L += ["## Corpus", "",
+          f"Ours: {stats['words']} words, {stats['patterns']} patterns (paper 821 / 4535), word length "
+          f"{stats['min_len']}–{stats['max_len']} (mean {stats['mean_len']:.2f}), {stats['inputs']} inputs, "
+          f"{stats['outputs']} outputs. Source: `{meta.get('nettalk_source')}`.", ""]
+    if train:
+        L += ["## Training", "",
+              "| run | iterations | Φ start | Φ end | phoneme | stress | both | mean evals | restarts | wall s |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for i, r in enumerate(train):
+            a = r["accuracy"]
+            L.append(f"| {i} | {r['iterations']} | {r['phi'][0]:.1f} | {r['final_phi']:.1f} | {a['phoneme']:.3f} | "
+                     f"{a['stress']:.3f} | {a['both']:.3f} | {np.mean(r['evals']):.2f} | {r['restarts']} | "
+                     f"{r['wall_s']:.0f} |")
+        L.append("")
+    L += ["## Our choices where the paper is silent", "",
+          "* CG: Polak–Ribière⁺ β, restart every n iterations, on β⁺ = 0 or a non-descent direction; "
+          "golden-section line search on Φ only (bracket by ×1.618, width tolerance "
+          f"{setup.cg_tol}, at most {setup.cg_max_evals} Φ evaluations).",
+          f"* Weights uniform in ±{setup.init_scale}; targets ±1; Kalman–Kwasny error with 1 − a² floored at 1e-12.",
+          "* Second hidden layer fed by the first hidden layer only; skip connections from input and context "
+          "to the outputs; the first 10 hidden units are fed back.",
+          "* NETtalk encoding and phoneme features: our own (datasets/nettalk.py).",
+          f"* Derivative loop vectorised over {setup.chunk} sequences at a time (see the perf rows for other sizes).",
+          "", "## Figures", ""] + [f"![{f}]({f})" for f in figs] + [""]
+    return "\n".join(L)
+
+
+def rebuild(out) -> dict:
+    """Rewrite report.md, comparison.csv, summary.json and the plots from the cached runs in
+    ``out/.cache`` and the metadata of ``out/summary.json`` (no new measurement): for report
+    changes after a long run. ``python -m reproduce.paper0_report results/paper0``."""
+    import json
+    import time
+    from pathlib import Path
+
+    from engine.perfmodel import MachineProfile
+    from reproduce.paper0 import QUICK_SHRUNK, Setup
+    from reproduce.runner import Task
+
+    out = Path(out)
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    profiles = [MachineProfile(**p) for p in meta["profiles"]]
+    setup = Setup(**{k: tuple(v) if isinstance(v, list) else v for k, v in meta["setup"].items()})
+    results = []
+    for f in sorted((out / ".cache").glob("*.json")):
+        d = json.loads(f.read_text())
+        c = d["config"]
+        if c.get("paper") != NAME:
+            continue
+        params = {k: c[k] for k in ("net", "workers", "run", "seed") if k in c}
+        if not (c["kind"] == "measured" and c["name"] in ("netpart", "seqpart")):
+            params.pop("workers", None)
+        results.append((Task(c["name"], c["kind"], c["workers"], params), d["result"]))
+    results.sort(key=lambda tr: (tr[0].name, tr[0].kind, tr[0].params.get("run", 0)))
+    meta = {k: v for k, v in meta.items() if k not in ("fidelity", "figures", "tolerance", "corpus",
+                                                        "loadavg_1min_during_tasks")}
+    meta["report_rebuilt_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return write(out, results, setup=setup, profiles=profiles, meta=meta,
+                 quick_shrunk=QUICK_SHRUNK if meta.get("mode") == "quick" else None)
+
+
+if __name__ == "__main__":
+    import sys
+
+    rebuild(sys.argv[1] if len(sys.argv) > 1 else "results/paper0")
