@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from datasets.handwriting import N_CLASSES, handwriting
-from engine.comm.base import InProcessComm
 from engine.perfmodel import MachineProfile, allreduce_time
-from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, seq_worker, train_bucketed
+from engine.schedule import optimal_buckets
+from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
 
 
 @lru_cache(maxsize=1)
@@ -60,8 +61,7 @@ def test_eq3_model_average_with_weight_decay_worked():
     ws = [SeqWorker(data, K, cfg=cfg, seed=7, rank=p, size=2) for p in range(2)]
     V0 = ws[0].net.params.copy()
     assert np.array_equal(V0, ws[1].net.params)  # identical initial models
-    bounds = np.array(sorted(set(__import__("engine.schedule", fromlist=["x"]).optimal_buckets(
-        data.lengths[tr], cfg.n_buckets))))
+    bounds = optimal_buckets(data.lengths[tr], cfg.n_buckets)
     for p, w in enumerate(ws):
         perm = w.order_rng.permutation(tr)
         w.train_portion(w.schedule(perm[p::2], bounds, batch_size=cfg.batch_size, rng=w.rng))
@@ -96,7 +96,7 @@ def test_mpi_equals_local(tmp_path, scheme):
 
     out = tmp_path / "seq.npz"
     launch_or_skip(2, ["--scheme", scheme, "--seed", "3", "--out", str(out)], timeout=90,
-                   script=__import__("pathlib").Path(__file__).with_name("mpi_seq_main.py"))
+                   script=Path(__file__).with_name("mpi_seq_main.py"))
     data, K, tr, va, cfg = small_problem(scheme)
     loc = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=3, workers=2,
                          backend="local")

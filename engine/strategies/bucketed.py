@@ -179,6 +179,7 @@ def seq_worker(comm, *, data: SeqData, n_out: int, train_idx, val_idx, cfg: SeqC
     cells = np.zeros(cfg.epochs)
     n_par = w.net.n_params
     buf = np.empty(n_par + 2)  # (n_params + 2,): gradient or params, then loss and count
+    ev0 = comm.allreduce(w.evaluate(np.asarray(val_idx)[r::P]))  # before training
     comm.barrier()
     t0 = perf_counter()
     for e in range(cfg.epochs):
@@ -229,7 +230,7 @@ def seq_worker(comm, *, data: SeqData, n_out: int, train_idx, val_idx, cfg: SeqC
         ev = w.evaluate(np.asarray(val_idx)[r::P])
         evals[e, 1:] = comm.allreduce(ev)
     wall = perf_counter() - t0
-    return {"log": log, "evals": evals, "cells": cells, "wall": wall,
+    return {"log": log, "evals": evals, "ev0": ev0, "cells": cells, "wall": wall,
             "params": w.net.params.copy() if r == 0 else None}
 
 
@@ -244,6 +245,7 @@ def _record(results: list, *, kind: str, P: int, cfg: SeqConfig, n_train: int,
         compute_s=logs[:, :, 0], comm_s=logs[:, :, 1], bytes_sent=logs[:, :, 2],
         wall_s=max(x["wall"] for x in results), profile=profile, params=results[0]["params"],
         extra={"val_loss": val, "val_cer": ev[:, 3] / ev[:, 4], "train_loss": ev[:, 0] / n_train,
+               "val_loss0": float(results[0]["ev0"][0] / results[0]["ev0"][1]),
                "cells": np.sum([x["cells"] for x in results], axis=0),
                **{f"cfg_{k}": v for k, v in asdict(cfg).items()}})
 
@@ -294,6 +296,9 @@ def _emulate(P, *, profile, data, n_out, train_idx, val_idx, cfg: SeqConfig, see
     comp = np.zeros((cfg.epochs, P))
     evals = np.zeros((cfg.epochs, 5))
     cells = np.zeros(cfg.epochs)
+    ev0 = np.zeros(4)
+    for p, w in enumerate(ws):
+        ev0 += w.evaluate(np.asarray(val_idx)[p::P])
     for e in range(cfg.epochs):
         perms = [w.order_rng.permutation(train_idx) for w in ws]  # identical: shared stream
         acc = np.zeros(n_par + 2)
@@ -312,7 +317,7 @@ def _emulate(P, *, profile, data, n_out, train_idx, val_idx, cfg: SeqConfig, see
         for p, w in enumerate(ws):
             evals[e, 1:] += w.evaluate(np.asarray(val_idx)[p::P])
     res = [{"log": np.stack([comp[:, p], np.full(cfg.epochs, t_comm), np.full(cfg.epochs, nbytes)],
-                            axis=1), "evals": evals, "cells": cells if p == 0 else np.zeros(cfg.epochs),
+                            axis=1), "evals": evals, "ev0": ev0, "cells": cells if p == 0 else np.zeros(cfg.epochs),
             "wall": float("nan"), "params": ws[0].net.params.copy() if p == 0 else None}
            for p in range(P)]
     return _record(res, kind="emulated", P=P, cfg=cfg, n_train=len(train_idx), profile=profile.name)
