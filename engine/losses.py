@@ -80,3 +80,131 @@ def _kk_grad(y, t, out=None):
 
 
 LOSSES["kalman_kwasny"] = Loss("kalman_kwasny", _kk_value, _kk_grad)
+
+
+# ---- CTC (paper2: Khomenko et al. 2016 train their LSTM "with CTC cost function", §IV.A) ----
+# Connectionist Temporal Classification, Graves, Fernández, Gomez & Schmidhuber (ICML 2006),
+# computed in log space (their §4.1 rescales instead; log space needs no rescaling) over a
+# padded, time-major batch. Class 0 is the blank.
+
+
+@dataclass(frozen=True)
+class CTCTarget:
+    """The CTC "target" of a padded batch: labels (B, L_max) padded with anything,
+    label_lengths (B,) and input_lengths (B,) (the real steps of each sequence)."""
+
+    labels: np.ndarray
+    label_lengths: np.ndarray
+    input_lengths: np.ndarray
+
+
+def log_softmax(u: np.ndarray) -> np.ndarray:
+    """log y_k = u_k − log Σ_j exp u_j over the last axis."""
+    m = u.max(axis=-1, keepdims=True)
+    s = u - m
+    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+
+
+def _lse3(a, b, c):
+    """log(e^a + e^b + e^c) elementwise, −inf safe."""
+    m = np.maximum(np.maximum(a, b), c)
+    mf = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return mf + np.log(np.exp(a - mf) + np.exp(b - mf) + np.exp(c - mf))
+
+
+def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = True):
+    """CTC negative log-likelihood −ln p(z|x) per sequence (B,) and its gradient with
+    respect to the unnormalised outputs u (T, B, K) (Graves et al. 2006, eqs. 5–16).
+
+    Extended label l' = (blank, z_1, blank, z_2, …, blank), S = 2|z| + 1 states.
+    α_t(s) = y_t(l'_s) · [α_{t−1}(s) + α_{t−1}(s−1) + α_{t−1}(s−2) if l'_s ≠ blank and
+    l'_s ≠ l'_{s−2}]; β symmetric; p(z|x) = α_{T−1}(S−1) + α_{T−1}(S−2).
+    ∂(−ln p)/∂u_{t,k} = y_{t,k} − Σ_{s: l'_s = k} α_t(s) β_t(s) / (y_{t,k} p)  (eq. 16),
+    for t below the sequence's input length, 0 at padded steps. A sequence too short
+    for its labels has p = 0: loss +inf and a zero gradient.
+    """
+    T, B, K = u.shape
+    labels = np.asarray(target.labels, dtype=np.int64).reshape(B, -1)
+    Lz = np.asarray(target.label_lengths, dtype=np.int64)
+    Tb = np.asarray(target.input_lengths, dtype=np.int64)
+    if Lz.shape != (B,) or Tb.shape != (B,):
+        raise ValueError("label_lengths and input_lengths need one entry per sequence")
+    if np.any(Tb < 1) or np.any(Tb > T):
+        raise ValueError(f"input lengths must be in 1..{T}")
+    S = 2 * labels.shape[1] + 1
+    ext = np.zeros((B, S), dtype=np.int64)  # (B, S) extended labels, blank = 0
+    ext[:, 1::2] = labels
+    Sb = 2 * Lz + 1  # (B,) states used by each sequence
+    sidx = np.arange(S)
+    ext[sidx[None, :] >= Sb[:, None]] = 0
+    skip = np.zeros((B, S), dtype=bool)  # (B, S): s−2 → s allowed
+    skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2])
+    lp = log_softmax(u)  # (T, B, K)
+    bidx = np.arange(B)[:, None]
+    lpe = lp[:, bidx, ext]  # (T, B, S) log y_t(l'_s)
+    ninf = -np.inf
+    alpha = np.full((T, B, S), ninf)  # (T, B, S)
+    alpha[0, :, 0] = lpe[0, :, 0]
+    alpha[0, :, 1] = np.where(Sb > 1, lpe[0, :, 1], ninf)
+    alpha[0][sidx[None, :] >= Sb[:, None]] = ninf
+    sh1 = np.full((B, S), ninf)
+    sh2 = np.full((B, S), ninf)
+    for t in range(1, T):
+        a = alpha[t - 1]
+        sh1[:, 1:] = a[:, :-1]
+        sh2[:, 2:] = np.where(skip[:, 2:], a[:, :-2], ninf)
+        alpha[t] = _lse3(a, sh1, sh2) + lpe[t]
+    last = alpha[Tb - 1, np.arange(B)]  # (B, S)
+    end1 = last[np.arange(B), Sb - 1]
+    end2 = np.where(Sb > 1, last[np.arange(B), np.maximum(Sb - 2, 0)], ninf)
+    m = np.maximum(end1, end2)
+    mf = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        logp = mf + np.log(np.exp(end1 - mf) + np.exp(end2 - mf))  # (B,)
+    loss = -logp
+    if not need_grad:
+        return loss, None
+    beta = np.full((T, B, S), ninf)  # (T, B, S), β_t(s) includes y_t(l'_s)
+    init = np.full((B, S), ninf)
+    init[np.arange(B), Sb - 1] = lpe[Tb - 1, np.arange(B), Sb - 1]
+    has2 = Sb > 1
+    init[np.arange(B)[has2], (Sb - 2)[has2]] = lpe[Tb - 1, np.arange(B), np.maximum(Sb - 2, 0)][has2]
+    skip_next = np.zeros((B, S), dtype=bool)  # s → s+2 allowed
+    skip_next[:, :-2] = skip[:, 2:]
+    nxt = np.full((B, S), ninf)
+    for t in range(T - 1, -1, -1):
+        if t < T - 1:
+            bn = beta[t + 1]
+            sh1[:, :-1] = bn[:, 1:]
+            sh1[:, -1] = ninf
+            sh2[:, :-2] = np.where(skip_next[:, :-2], bn[:, 2:], ninf)
+            sh2[:, -2:] = ninf
+            nxt = _lse3(bn, sh1, sh2) + lpe[t]
+        beta[t] = np.where((t == Tb - 1)[:, None], init, np.where((t < Tb - 1)[:, None], nxt, ninf))
+    ok = np.isfinite(logp)  # (B,)
+    with np.errstate(invalid="ignore"):
+        lg = alpha + beta - lpe - np.where(ok, logp, 0.0)[None, :, None]  # (T, B, S) ln γ
+    gamma = np.where(np.isfinite(lg), np.exp(np.where(np.isfinite(lg), lg, 0.0)), 0.0)
+    onehot = np.zeros((B, S, K))  # (B, S, K)
+    onehot[np.arange(B)[:, None], sidx[None, :], ext] = 1.0
+    occ = np.matmul(gamma.transpose(1, 0, 2), onehot).transpose(1, 0, 2)  # (T, B, K): Σ_{l'_s=k} γ_t(s)
+    grad = np.exp(lp) - occ  # (T, B, K)
+    valid = (np.arange(T)[:, None] < Tb[None, :]) & ok[None, :]  # (T, B)
+    grad *= valid[:, :, None]
+    return loss, grad
+
+
+def _ctc_value(u, t):
+    return ctc_loss_and_grad(u, t, need_grad=False)[0]
+
+
+def _ctc_grad(u, t, out=None):
+    g = ctc_loss_and_grad(u, t)[1]
+    if out is not None:
+        np.copyto(out, g)
+        return out
+    return g
+
+
+LOSSES["ctc"] = Loss("ctc", _ctc_value, _ctc_grad)  # y: (T, B, K) logits, t: CTCTarget

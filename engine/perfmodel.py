@@ -298,3 +298,17 @@ def measure_barrier_here(base: MachineProfile, *, bursts: int = 10, reps: int = 
                            source="α: median of the best burst of " + desc),
             MachineProfile("here-median", float(np.median(t)), base.bandwidth_Bps,
                            source="α: median of all barriers of " + desc)]
+
+
+# ---- paper2: allreduce model (emulated data-parallel LSTM training) ----
+
+
+def allreduce_time(profile: MachineProfile, P: int, nbytes: int) -> float:
+    """Allreduce of ``nbytes`` per rank, Rabenseifner's reduce-scatter + allgather:
+    T = 2⌈log2 P⌉·α + 2·(P − 1)/P · nbytes/β (the reduction arithmetic is left out)
+    (Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005, §4.4). Zero for one worker.
+    """
+    if P <= 1:
+        return 0.0
+    return (2 * math.ceil(math.log2(P)) * profile.latency_s
+            + 2 * (P - 1) / P * nbytes / profile.bandwidth_Bps)

@@ -18,7 +18,7 @@ PAPERS = [
      "title": "Accelerating Recurrent Neural Network Training using Sequence Bucketing and "
               "Multi-GPU Data Parallelization",
      "workload": "handwriting-like sequences, LSTM+CTC",
-     "strategies": "optimal bucketing, data-parallel model averaging", "module": None},
+     "strategies": "optimal bucketing, data-parallel model averaging", "module": "reproduce.paper2"},
     {"name": "paper3", "authors": "Dahl, McAvinney & Newhall", "year": 2008,
      "title": "Parallelizing Neural Network Training for Cluster Systems",
      "workload": "8-bit parity", "strategies": "pattern-parallel over MPI Allgather",

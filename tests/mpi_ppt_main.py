@@ -39,7 +39,7 @@ def find_mpiexec() -> str | None:
 
 
 def launch_or_skip(n: int, args: list[str], *, timeout: float = 45.0,
-                   check: bool = True, script: Path | None = None) -> subprocess.CompletedProcess:
+                   check: bool = True, script: str | Path | None = None) -> subprocess.CompletedProcess:
     """Run this script (or ``script``) on ``n`` MPI ranks; skip if MPI is unavailable.
 
     Fails the calling test on a timeout, and on a non-zero exit when ``check``.
@@ -55,7 +55,8 @@ def launch_or_skip(n: int, args: list[str], *, timeout: float = 45.0,
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"  # ranks oversubscribe the cores already
-    cmd = [mpiexec, "-n", str(n), sys.executable, str(Path(script or __file__).resolve()), *args]
+    target = Path(__file__).resolve() if script is None else Path(script).resolve()
+    cmd = [mpiexec, "-n", str(n), sys.executable, str(target), *args]
     # own session, so a hang can be ended for mpiexec and every rank it started
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

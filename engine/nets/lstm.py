@@ -1,0 +1,158 @@
+"""LSTM layer over padded, masked batches plus a linear output layer (Khomenko et al. 2016, §IV).
+
+The paper trains "an LSTM model ... with CTC cost function" (Theano/Lasagne) and
+does not give the architecture; this is the standard LSTM without peepholes
+(Hochreiter & Schmidhuber 1997 with the forget gate of Gers et al. 2000), as
+Lasagne's ``LSTMLayer`` computes it without its optional peephole terms:
+
+    z_t = x_t W_x + h_{t−1} W_h + b            z = [i | f | o | g], each (B, H)
+    i, f, o = σ(z_i), σ(z_f), σ(z_o);  g = tanh(z_g)
+    c_t = f ⊙ c_{t−1} + i ⊙ g;         h_t = o ⊙ tanh(c_t)
+    y_t = h_t W_y + b_y                (linear output: CTC applies the softmax)
+
+Batches are time-major and padded: ``x`` is (T, B, n_in) and ``mask`` (T, B)
+is 1 where sequence b has a step t. Because the layer runs forward in time,
+padded steps after a sequence ends cannot change its earlier outputs; the mask
+zeroes the outputs (and so the gradients) at padded steps. Padded steps are
+still computed: that is the cost sequence bucketing removes (§III.A, eq. 1–2).
+
+Layout of ``params`` (and of every gradient), one flat float64 vector:
+``Wx`` (n_in, 4H), ``Wh`` (H, 4H), ``b`` (4H,), ``Wy`` (H, n_out), ``by`` (n_out,).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _sigmoid(x, out):
+    # σ(x) = ½(1 + tanh(x/2)): no overflow for large |x|
+    np.multiply(x, 0.5, out=out)
+    np.tanh(out, out=out)
+    out += 1.0
+    out *= 0.5
+    return out
+
+
+class LSTM:
+    """One LSTM layer of ``n_hidden`` cells and a linear output layer of ``n_out`` units."""
+
+    def __init__(self, n_in: int, n_hidden: int, n_out: int, *, params: np.ndarray | None = None):
+        if min(n_in, n_hidden, n_out) < 1:
+            raise ValueError(f"sizes must be >= 1, got {(n_in, n_hidden, n_out)}")
+        self.n_in, self.H, self.n_out = int(n_in), int(n_hidden), int(n_out)
+        H = self.H
+        shapes = {"Wx": (n_in, 4 * H), "Wh": (H, 4 * H), "b": (4 * H,), "Wy": (H, n_out),
+                  "by": (n_out,)}
+        self.slices, self.shapes, off = {}, {}, 0
+        for name, shape in shapes.items():
+            n = int(np.prod(shape))
+            self.slices[name], self.shapes[name] = slice(off, off + n), shape
+            off += n
+        self.n_params = off
+        self.params = np.zeros(off) if params is None else params  # (n_params,)
+        if self.params.shape != (off,) or self.params.dtype != np.float64:
+            raise ValueError(f"params must be float64 of shape ({off},)")
+
+    def view(self, flat: np.ndarray, name: str) -> np.ndarray:
+        """Named view into any vector with this net's layout (params or grads)."""
+        return flat[self.slices[name]].reshape(self.shapes[name])
+
+    def init(self, rng: np.random.Generator, *, scale: float = 0.1, forget_bias: float = 1.0) -> None:
+        """Weights uniform in [−scale, scale], biases 0 except the forget gate's
+        (``forget_bias``, Gers et al. 2000; Jozefowicz et al. 2015)."""
+        self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
+        self.view(self.params, "b")[:] = 0.0
+        self.view(self.params, "b")[self.H:2 * self.H] = forget_bias
+        self.view(self.params, "by")[:] = 0.0
+
+    # -- forward / backward ---------------------------------------------------
+    def forward(self, x: np.ndarray, mask: np.ndarray | None = None):
+        """x (T, B, n_in), mask (T, B) of 0/1 or None → (y (T, B, n_out), cache)."""
+        T, B, _ = x.shape
+        H = self.H
+        p = self.params
+        Wh, Wy = self.view(p, "Wh"), self.view(p, "Wy")
+        Z = x.reshape(T * B, -1) @ self.view(p, "Wx")  # (T·B, 4H): input part of every step at once
+        Z += self.view(p, "b")
+        Z = Z.reshape(T, B, 4 * H)  # becomes the gate activations in place
+        C = np.empty((T, B, H))  # cell states c_t
+        Hs = np.zeros((T + 1, B, H))  # Hs[t+1] = h_t, Hs[0] = h_{−1} = 0
+        TC = np.empty((T, B, H))  # tanh(c_t)
+        c_prev = np.zeros((B, H))
+        for t in range(T):
+            z = Z[t]  # (B, 4H)
+            z += Hs[t] @ Wh
+            _sigmoid(z[:, :3 * H], z[:, :3 * H])
+            np.tanh(z[:, 3 * H:], out=z[:, 3 * H:])
+            i, f, o, g = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
+            c = np.multiply(f, c_prev, out=C[t])
+            c += i * g
+            np.tanh(c, out=TC[t])
+            np.multiply(o, TC[t], out=Hs[t + 1])
+            c_prev = c
+        y = (Hs[1:].reshape(T * B, H) @ Wy).reshape(T, B, self.n_out)  # (T, B, n_out)
+        y += self.view(p, "by")
+        if mask is not None:
+            y *= mask[:, :, None]
+        return y, (x, mask, Z, C, Hs, TC)
+
+    def backward(self, dy: np.ndarray, cache, *, out: np.ndarray | None = None,
+                 need_dx: bool = False):
+        """Gradient of the summed loss given dy = ∂E/∂y (T, B, n_out); returns the flat
+        gradient (and dx (T, B, n_in) with ``need_dx``). Back-propagation through time."""
+        x, mask, Z, C, Hs, TC = cache
+        T, B, _ = x.shape
+        H = self.H
+        p = self.params
+        g = np.empty(self.n_params) if out is None else out
+        if mask is not None:
+            dy = dy * mask[:, :, None]
+        Wh, Wy = self.view(p, "Wh"), self.view(p, "Wy")
+        dy2 = dy.reshape(T * B, self.n_out)
+        np.matmul(Hs[1:].reshape(T * B, H).T, dy2, out=self.view(g, "Wy"))
+        np.sum(dy2, axis=0, out=self.view(g, "by"))
+        dH = (dy2 @ Wy.T).reshape(T, B, H)  # (T, B, H): ∂E/∂h_t from the output layer
+        dZ = np.empty((T, B, 4 * H))  # ∂E/∂z_t
+        dh = np.zeros((B, H))
+        dc = np.zeros((B, H))
+        for t in range(T - 1, -1, -1):
+            z = Z[t]
+            i, f, o, gg = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
+            dh += dH[t]
+            tc = TC[t]
+            dz = dZ[t]
+            # o: ∂h/∂o = tanh c;  σ' = o(1 − o)
+            np.multiply(dh, tc, out=dz[:, 2 * H:3 * H])
+            dz[:, 2 * H:3 * H] *= o * (1.0 - o)
+            dc += dh * o * (1.0 - tc * tc)
+            c_prev = C[t - 1] if t > 0 else 0.0
+            np.multiply(dc, gg, out=dz[:, :H])
+            dz[:, :H] *= i * (1.0 - i)
+            np.multiply(dc, c_prev, out=dz[:, H:2 * H])
+            dz[:, H:2 * H] *= f * (1.0 - f)
+            np.multiply(dc, i, out=dz[:, 3 * H:])
+            dz[:, 3 * H:] *= 1.0 - gg * gg
+            dc *= f
+            dh = dz @ Wh.T
+        dZ2 = dZ.reshape(T * B, 4 * H)
+        np.matmul(x.reshape(T * B, -1).T, dZ2, out=self.view(g, "Wx"))
+        np.matmul(Hs[:-1].reshape(T * B, H).T, dZ2, out=self.view(g, "Wh"))
+        np.sum(dZ2, axis=0, out=self.view(g, "b"))
+        if need_dx:
+            return g, (dZ2 @ self.view(p, "Wx").T).reshape(x.shape)
+        return g
+
+
+def pad_batch(seqs: list, *, length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stack sequences (each (l_i, n_in)) time-major into x (T, B, n_in) and mask (T, B),
+    padded with zeros to ``length`` (default: the longest)."""
+    T = max(len(s) for s in seqs) if length is None else int(length)
+    B, n = len(seqs), seqs[0].shape[1]
+    x = np.zeros((T, B, n))  # (T, B, n_in)
+    mask = np.zeros((T, B))  # (T, B)
+    for b, s in enumerate(seqs):
+        if len(s) > T:
+            raise ValueError(f"sequence {b} has {len(s)} steps, more than the padded length {T}")
+        x[:len(s), b] = s
+        mask[:len(s), b] = 1.0
+    return x, mask

@@ -1,0 +1,50 @@
+"""MPI side of tests/test_bucketed.py: run under ``mpiexec -n P python tests/mpi_seq_main.py``.
+
+Trains the bucketed LSTM+CTC with ``train_bucketed(backend="mpi")`` on a small
+handwriting set and saves rank 0's final parameters and curves to ``--out``.
+Not collected by pytest.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scheme", required=True)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--out", required=True)
+    ns = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engine.comm.mpi import MPIComm
+
+    comm = MPIComm()
+    try:
+        import numpy as np
+
+        from test_bucketed import small_problem
+
+        from engine.strategies.bucketed import train_bucketed
+
+        data, n_out, tr, va, cfg = small_problem(ns.scheme)
+        rec = train_bucketed(data, n_out, train_idx=tr, val_idx=va, cfg=cfg, seed=ns.seed,
+                             workers=comm.size, backend="mpi", comm=comm)
+        if comm.rank == 0:
+            np.savez(ns.out, params=rec.params, val=rec.extra["val_loss"])
+        comm.barrier()
+    except BaseException:  # noqa: BLE001 - make every rank stop, never hang
+        msg = f"rank {comm.rank} failed:\n{traceback.format_exc()}"
+        Path(f"{ns.out}.rank{comm.rank}.err").write_text(msg)
+        print(msg, file=sys.stderr, flush=True)
+        comm.abort(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

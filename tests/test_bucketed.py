@@ -1,0 +1,104 @@
+"""paper2 §III.B: the data-parallel schemes against the serial reference and each other,
+on local processes, MPI and emulation; eq. (3) on a worked case."""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from datasets.handwriting import N_CLASSES, handwriting
+from engine.perfmodel import MachineProfile, allreduce_time
+from engine.schedule import optimal_buckets
+from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
+
+
+@lru_cache(maxsize=1)
+def _data():
+    d = handwriting(48, seed=11, n_writers=6, mean_extra_words=0.3, max_words=2,
+                    val_fraction=0.1)
+    return SeqData(d.seqs, d.labels), d.train, d.val
+
+
+def small_problem(scheme: str):
+    data, tr, va = _data()
+    cfg = SeqConfig(n_hidden=6, batch_size=4, n_buckets=3, epochs=2, scheme=scheme, beta=1e-3)
+    return data, N_CLASSES, tr, va, cfg
+
+
+def test_gradient_allreduce_on_2_processes_equals_serial_with_double_batches():
+    data, K, tr, va, cfg = small_problem("allreduce")
+    par = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=5, workers=2,
+                         backend="local")
+    ser = train_bucketed(data, K, train_idx=tr, val_idx=va, seed=5,
+                         cfg=replace(cfg, batch_size=2 * cfg.batch_size))
+    np.testing.assert_allclose(par.params, ser.params, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(par.extra["val_loss"], ser.extra["val_loss"], rtol=1e-9)
+    assert par.extra["cells"].sum() == ser.extra["cells"].sum()
+
+
+def test_model_averaging_local_equals_emulated():
+    data, K, tr, va, cfg = small_problem("average")
+    loc = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=5, workers=2,
+                         backend="local")
+    prof = MachineProfile("test", 1e-5, 1e9, "test")
+    emu = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=5, workers=2,
+                         backend="emulated", profile=prof)
+    np.testing.assert_array_equal(loc.params, emu.params)
+    np.testing.assert_allclose(loc.extra["val_loss"], emu.extra["val_loss"], rtol=1e-12)
+    nbytes = (loc.params.size + 2) * 8
+    assert emu.comm_s[0, 0] == pytest.approx(allreduce_time(prof, 2, nbytes))
+    assert emu.kind == "emulated" and loc.kind == "measured"
+
+
+def test_eq3_model_average_with_weight_decay_worked():
+    """One epoch on 2 workers, by hand: each worker trains its half (every 2nd sequence
+    of the shared permutation); V(1) = mean(v_0, v_1) − β·V(0)."""
+    data, K, tr, va, cfg = small_problem("average")
+    cfg = replace(cfg, epochs=1)
+    ws = [SeqWorker(data, K, cfg=cfg, seed=7, rank=p, size=2) for p in range(2)]
+    V0 = ws[0].net.params.copy()
+    assert np.array_equal(V0, ws[1].net.params)  # identical initial models
+    bounds = optimal_buckets(data.lengths[tr], cfg.n_buckets)
+    for p, w in enumerate(ws):
+        perm = w.order_rng.permutation(tr)
+        w.train_portion(w.schedule(perm[p::2], bounds, batch_size=cfg.batch_size, rng=w.rng))
+    want = (ws[0].net.params + ws[1].net.params) / 2 - cfg.beta * V0
+    emu = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=7, workers=2,
+                         backend="emulated", profile=MachineProfile("t", 0, 1e9, "t"))
+    np.testing.assert_allclose(emu.params, want, rtol=0, atol=1e-14)
+
+
+def test_serial_training_lowers_validation_loss():
+    data, K, tr, va, cfg = small_problem("average")
+    rec = train_bucketed(data, K, train_idx=tr, val_idx=va, seed=1,
+                         cfg=replace(cfg, epochs=4, n_hidden=12))
+    v = rec.extra["val_loss"]
+    assert v[-1] < v[0] and np.all(np.isfinite(v))
+
+
+def test_bad_backend_and_scheme():
+    data, K, tr, va, cfg = small_problem("average")
+    with pytest.raises(ValueError, match="scheme"):
+        SeqConfig(scheme="ring")
+    with pytest.raises(ValueError, match="exactly 1 worker"):
+        train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=1, workers=2)
+    with pytest.raises(ValueError, match="profile"):
+        train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=1, workers=2,
+                       backend="emulated")
+
+
+@pytest.mark.parametrize("scheme", ["average", "allreduce"])
+def test_mpi_equals_local(tmp_path, scheme):
+    from mpi_ppt_main import launch_or_skip  # tests/ is on sys.path under pytest
+
+    out = tmp_path / "seq.npz"
+    launch_or_skip(2, ["--scheme", scheme, "--seed", "3", "--out", str(out)], timeout=90,
+                   script=Path(__file__).with_name("mpi_seq_main.py"))
+    data, K, tr, va, cfg = small_problem(scheme)
+    loc = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=3, workers=2,
+                         backend="local")
+    z = np.load(out)
+    np.testing.assert_allclose(z["params"], loc.params, rtol=0, atol=1e-12)
