@@ -192,6 +192,7 @@ def np_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
     log = RoundLog(4096)
     right = seen = nb = 0
     pending = None  # (slot, error buffer) of the bunch whose update waits (pipelined)
+    log.add(0.0, 0.0, feed.nbytes)  # the utterance boundaries, sent once
     sw = Stopwatch()
     comm.barrier()
     t0 = perf_counter()

@@ -84,6 +84,7 @@ def pp_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
     total = np.empty_like(s.msg)  # (n_params + 2,)
     log = RoundLog(4096)
     right = seen = nb = 0
+    log.add(0.0, 0.0, feed.nbytes)  # the utterance boundaries, sent once
     sw = Stopwatch()
     comm.barrier()
     t0 = perf_counter()
