@@ -20,9 +20,23 @@ def _by(results, name):
     return [(t, r) for t, r in results if t.name == name and r is not None]
 
 
+def nonneg_fits(cal: dict) -> dict:
+    """c2 is a time and cannot be negative; where the free fit gives c2 < 0 (timings on a
+    loaded machine), refit through the origin: c1 = Σ x·y / Σ x², c2 = 0 (flagged)."""
+    cal = {**cal, "fits": {b: dict(f) for b, f in cal["fits"].items()}}
+    for f in cal["fits"].values():
+        x = np.asarray(f["hidden"], float)
+        for c1, c2, ys in (("c1", "c2", "train_s_per_pattern"), ("c1_fwd", "c2_fwd", "fwd_s_per_pattern")):
+            if f[c2] < 0:
+                y = np.asarray(f[ys], float)
+                f[c1], f[c2] = float(x @ y / (x @ x)), 0.0
+                f[f"{c2}_constrained"] = True
+    return cal
+
+
 def curves(results, setup) -> tuple[pd.DataFrame, dict]:
     """Every performance point: (figure, strategy, hidden, bunch, P, source, kind, perf)."""
-    cal = _by(results, "calibrate")[0][1]
+    cal = nonneg_fits(_by(results, "calibrate")[0][1])
     rows = []
     hidden = sorted(set(setup.perf_hidden) | {TABLE1_HIDDEN})
     for t, r in _by(results, "emul"):
@@ -144,6 +158,8 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], 
                                f"B = {int(meas.bunch[i])}; the paper's is 5 boards"))
     # Compressed input (§2.4) and pipelining on/off, measured.
     perf = [(t.params, r) for t, r in _by(results, "perf")]
+    loads = [r["loadavg"][0] for _, r in perf]
+    facts["perf_load"] = (min(loads), max(loads)) if loads else (math.nan, math.nan)
     for P in (1, 2):
         sel = {(p["strategy"], p["pipelined"], p["compressed"]): r for p, r in perf
                if p["P"] == P and p["hidden"] == h and p["bunch"] in (B, setup.pp_bunches[0])}

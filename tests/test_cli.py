@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from reproduce.papers import PAPERS
 from reproduce.report import COLUMNS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,13 +77,17 @@ def test_list_shows_every_paper():
     assert "Dahl" in p.stdout and "[implemented]" in p.stdout and "not implemented yet" in p.stdout
 
 
+_UNIMPLEMENTED = [p["name"] for p in PAPERS if p["module"] is None]
+
+
 @pytest.mark.parametrize("args,needle", [
     (["paper9"], "unknown paper 'paper9'"),
     (["paper3", "--workers", "0"], "--workers: must be an integer >= 1, got '0'"),
     (["paper3", "--workers", "two"], "--workers: must be an integer >= 1, got 'two'"),
     (["paper3", "--runs", "1.5"], "--runs: must be an integer >= 1, got '1.5'"),
     (["paper3", "--backend", "tcp"], "invalid choice: 'tcp'"),
-    (["paper1"], "paper1 is not implemented yet"),
+    # a paper without a module yet (paper1 has one now; the list shrinks as papers land)
+    *[([n], f"{n} is not implemented yet") for n in _UNIMPLEMENTED[:1]],
 ])
 def test_usage_errors_exit_2_with_one_line(args, needle):
     p = cli(*args)
