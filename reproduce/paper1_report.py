@@ -179,13 +179,16 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], 
             rows.append(R.row(NAME, "sec2.4", "mcups_compressed_over_uncompressed",
                               R.condition(nodes=P, bunch=B, hidden=h) + ";strategy=NP", "x",
                               ours=b["mcups"] / a["mcups"], kind="measured",
-                              note=f"load average {b['loadavg'][0]:.1f}"))
+                              note=f"separate runs one after another, load average "
+                                   f"{a['loadavg'][0]:.1f} and {b['loadavg'][0]:.1f}"))
         c, d = sel.get(("NP", False, True)), sel.get(("NP", True, True))
         if c and d:
             rows.append(R.row(NAME, "sec2.3", "mcups_pipelined_over_not", R.condition(nodes=P, bunch=B, hidden=h)
                               + ";strategy=NP", "x", ours=d["mcups"] / c["mcups"], kind="measured",
                               note="no separate host here: pipelining can only save the wait, "
-                                   "not overlap the host's error computation"))
+                                   "not overlap the host's error computation; separate runs one after "
+                                   "another, not interleaved: at P = 1 both do the same work, so that "
+                                   "ratio shows the run-to-run noise"))
         e, f = sel.get(("PP", False, False)), sel.get(("PP", False, True))
         if e and f:
             rows.append(R.row(NAME, "sec2.4", "total_reduction", R.condition(nodes=P, bunch=setup.pp_bunches[0],

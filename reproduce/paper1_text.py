@@ -31,6 +31,8 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
           f"seed {meta['seed']} (training runs use seeds {meta['seeds']}), wall time {meta['wall_s']:.0f} s, "
           f"load average {la[0]:.2f} at the start and {lb[0]:.2f} at the end (other jobs shared the "
           f"machine: timings are ratios within this run). `close` means within ±{R.DEFAULT_TOLERANCE:.0%}.", ""]
+    if meta.get("history"):
+        L += [f"History of these files: {meta['history']}", ""]
     n_cov, missing = class_coverage()
     ntr = int(tf.n_train.iloc[0]) if not tf.empty else 0
     ncv = int(tf.n_cv.iloc[0]) if not tf.empty else 0
@@ -103,10 +105,12 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
           "Measured on this machine (local processes, "
           "master co-located with slave 0): " + ", ".join(f"{v:.2f}" for v in me) + " × raw for 1–2. "
           f"The measured runs ran at a 1-minute load average of {facts['perf_load'][0]:.1f}–"
-          f"{facts['perf_load'][1]:.1f} on {meta['cpu_count']} cores: other jobs held the cores, so a "
-          "measured run (hundreds of milliseconds, time-sliced) is slower than the median step "
-          "behind the emulated figures, and a second worker finds no free core. The measured P = 2 "
-          "figures show that contention, not the method.", ""]
+          f"{facts['perf_load'][1]:.1f} on {meta['cpu_count']} cores"
+          + (": other jobs held the cores, so a measured run (hundreds of milliseconds, "
+             "time-sliced) is slower than the median step behind the emulated figures, and a "
+             "second worker finds no free core. The measured P = 2 figures show that contention, "
+             "not the method." if facts["perf_load"][0] >= meta["cpu_count"] - 1 else
+             "."), ""]
     ir = _get(df, "sec2.4", "input_reduction")
     if len(ir):
         L += [f"4. **Compressed input.** Input bytes per pattern per slave fall {ir.ours.iloc[0]:.1f}× "
