@@ -165,3 +165,18 @@ def test_blocks_and_shares():
         BunchConfig(bunch=0, lr=0.1)
     with pytest.raises(ValueError, match="update must be"):
         BunchConfig(bunch=2, lr=0.1, update="avg")
+
+
+def test_schedule_events_and_early_stop():
+    from engine.strategies.bunch import schedule
+
+    cfg = BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10)  # chunks of 12 frames
+    ev = list(schedule(30, cfg, data_rng(0)))
+    kinds = [k for k, _ in ev]
+    assert kinds.count("end") == 2 and kinds[-1] == "end"
+    seen = np.concatenate([v for k, v in ev[:kinds.index("end")] if k == "bunch"])
+    assert sorted(seen.tolist()) == list(range(30))  # one epoch presents every frame once
+    assert kinds.count("chunk") == 2 * 3 and kinds.count("bunch") == 2 * (3 + 3 + 2)
+    short = list(schedule(30, BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10, max_bunches=5),
+                          data_rng(0)))
+    assert [k for k, _ in short].count("bunch") == 5 and short[-1] == ("end", 1)

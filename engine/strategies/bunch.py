@@ -89,6 +89,23 @@ def bunches(perm: np.ndarray, B: int):
         yield perm[s:s + B]
 
 
+def schedule(n: int, cfg: BunchConfig, rng: np.random.Generator):
+    """The whole run as events: ``("chunk", (lo, hi))`` before a chunk's bunches,
+    ``("bunch", idx)`` for every bunch, ``("end", epoch)`` after every epoch; it stops
+    after ``cfg.max_bunches`` bunches (ending that epoch early)."""
+    nb = 0
+    for e in range(1, cfg.epochs + 1):
+        for lo, hi, perm in epoch_chunks(n, cfg, rng):
+            yield "chunk", (lo, hi)
+            for idx in bunches(perm, cfg.bunch):
+                yield "bunch", idx
+                nb += 1
+                if cfg.max_bunches and nb >= cfg.max_bunches:
+                    yield "end", e
+                    return
+        yield "end", e
+
+
 class InputFeed:
     """The input side of one rank: the master's corpus, or the windows a slave builds.
 
@@ -162,29 +179,25 @@ def train_sequential(net, corpus, *, cfg: BunchConfig, seed: int, cv=None, loss:
     rng = data_rng(seed)
     wss = {}
     cv_acc, tr_acc, nb = [], [], 0
+    right = seen = 0
     t0 = perf_counter()
-    for _ in range(cfg.epochs):
-        right = seen = 0
-        for lo, hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
-            for idx in bunches(perm, cfg.bunch):
-                b = idx.size
-                ws = wss.get(b) or wss.setdefault(b, net.workspace(b))
-                x, t = corpus.windows(idx), corpus.targets(idx, low=act.low, high=act.high)
-                y, cache = net.forward(x, ws=ws)
-                right += int(np.sum(np.argmax(y, axis=1) == corpus.labels[idx]))
-                seen += b
-                net.backward(lossf.grad(y, t), cache, out=g)
-                opt.step(net.params, g, cfg.count(b))
-                nb += 1
-                if cfg.max_bunches and nb >= cfg.max_bunches:
-                    break
-            if cfg.max_bunches and nb >= cfg.max_bunches:
-                break
-        tr_acc.append(right / max(seen, 1))
-        if cv is not None:
-            cv_acc.append(frame_accuracy(net, cv))
-        if on_epoch is not None:
-            on_epoch(len(tr_acc))
-        if cfg.max_bunches and nb >= cfg.max_bunches:
-            break
+    for ev, val in schedule(corpus.n_frames, cfg, rng):
+        if ev == "bunch":
+            idx = val
+            b = idx.size
+            ws = wss.get(b) or wss.setdefault(b, net.workspace(b))
+            x, t = corpus.windows(idx), corpus.targets(idx, low=act.low, high=act.high)
+            y, cache = net.forward(x, ws=ws)
+            right += int(np.sum(np.argmax(y, axis=1) == corpus.labels[idx]))
+            seen += b
+            net.backward(lossf.grad(y, t), cache, out=g)
+            opt.step(net.params, g, cfg.count(b))
+            nb += 1
+        elif ev == "end":
+            tr_acc.append(right / max(seen, 1))
+            right = seen = 0
+            if cv is not None:
+                cv_acc.append(frame_accuracy(net, cv))
+            if on_epoch is not None:
+                on_epoch(val)
     return {"cv_acc": cv_acc, "train_acc": tr_acc, "bunches": nb, "wall": perf_counter() - t0}

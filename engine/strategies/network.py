@@ -37,8 +37,8 @@ from engine.comm.base import InProcessComm
 from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
-from engine.strategies.bunch import (BunchConfig, InputFeed, bunches, data_rng, epoch_chunks,
-                                     frame_accuracy, init_rng)
+from engine.strategies.bunch import (BunchConfig, InputFeed, data_rng, frame_accuracy, init_rng,
+                                     schedule)
 from engine.timing import RoundLog, Stopwatch
 
 
@@ -196,48 +196,43 @@ def np_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
     sw = Stopwatch()
     comm.barrier()
     t0 = perf_counter()
-    for _ in range(cfg.epochs):
-        for c_lo, c_hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
+    for ev, val in schedule(corpus.n_frames, cfg, rng):
+        if ev == "chunk":
             sw.lap()
             b0 = feed.nbytes
-            feed.start_chunk(c_lo, c_hi)
+            feed.start_chunk(*val)
             log.add(0.0, sw.lap(), feed.nbytes - b0)
-            for idx in bunches(perm, B):
-                b = idx.size
-                b0 = feed.nbytes
-                x = feed.inputs(idx)
-                tm = sw.lap()
-                z, s = slave.forward(x)
-                if pending is not None:  # §2.3: the update of bunch k after the forward of k+1
-                    slave.update(pending[1][:pending[2]], pending[0])
-                tc = sw.lap()
-                r = recv.get(b)
-                if r is None:
-                    r = recv[b] = np.empty((P, b, N_o))  # (P, b, N_o)
-                comm.allgather(z, r)
-                tm += sw.lap()
-                e = errs[nb % 2][:b]
-                if master is not None:
-                    ok, _ = master.error(r, corpus.targets(idx, low=act.low, high=act.high),
-                                         corpus.labels[idx], e)
-                    right += ok
-                    seen += b
-                tc += sw.lap()
-                comm.broadcast(e, root=0)
-                tm += sw.lap()
-                if cfg.pipelined:
-                    pending = (s, errs[nb % 2], b)
-                else:
-                    slave.update(e, s)
-                tc += sw.lap()
-                log.add(tc, tm, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes)
-                nb += 1
-                if cfg.max_bunches and nb >= cfg.max_bunches:
-                    break
-            if cfg.max_bunches and nb >= cfg.max_bunches:
-                break
-        if cfg.max_bunches and nb >= cfg.max_bunches:
-            break
+        elif ev == "bunch":
+            idx = val
+            b = idx.size
+            b0 = feed.nbytes
+            x = feed.inputs(idx)
+            tm = sw.lap()
+            z, s = slave.forward(x)
+            if pending is not None:  # §2.3: the update of bunch k after the forward of k+1
+                slave.update(pending[1][:pending[2]], pending[0])
+            tc = sw.lap()
+            r = recv.get(b)
+            if r is None:
+                r = recv[b] = np.empty((P, b, N_o))  # (P, b, N_o)
+            comm.allgather(z, r)
+            tm += sw.lap()
+            e = errs[nb % 2][:b]
+            if master is not None:
+                ok, _ = master.error(r, corpus.targets(idx, low=act.low, high=act.high),
+                                     corpus.labels[idx], e)
+                right += ok
+                seen += b
+            tc += sw.lap()
+            comm.broadcast(e, root=0)
+            tm += sw.lap()
+            if cfg.pipelined:
+                pending = (s, errs[nb % 2], b)
+            else:
+                slave.update(e, s)
+            tc += sw.lap()
+            log.add(tc, tm, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes)
+            nb += 1
     if pending is not None:
         slave.update(pending[1][:pending[2]], pending[0])
     wall = perf_counter() - t0
@@ -307,52 +302,49 @@ def np_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, 
     rows, cv_acc, tr_acc = [], [], []
     pending, nb = None, 0
     net = MLP(sizes, activation)
-    for _ in range(cfg.epochs):
-        right = seen = 0
-        for c_lo, c_hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
-            feed.start_chunk(c_lo, c_hi)
-            for idx in bunches(perm, B):
-                b = idx.size
-                b0 = feed.nbytes
-                x = feed.inputs(idx)
-                sl = []
+    right = seen = 0
+    for ev, val in schedule(corpus.n_frames, cfg, rng):
+        if ev == "chunk":
+            feed.start_chunk(*val)
+        elif ev == "bunch":
+            idx = val
+            b = idx.size
+            b0 = feed.nbytes
+            x = feed.inputs(idx)
+            sl = []
+            for p, s in enumerate(S):
+                t = perf_counter()
+                z, k = s.forward(x)
+                part[p, :b] = z
+                if pending is not None:
+                    s.update(pending[1][:pending[2]], pending[0])
+                tc[p] = perf_counter() - t
+                sl.append(k)
+            e = errs[nb % 2][:b]
+            t = perf_counter()
+            ok, _ = master.error(part[:, :b], corpus.targets(idx, low=act.low, high=act.high),
+                                 corpus.labels[idx], e)
+            th = perf_counter() - t
+            right += ok
+            seen += b
+            if cfg.pipelined:
+                pending = (sl[0], errs[nb % 2], b)
+            else:
                 for p, s in enumerate(S):
                     t = perf_counter()
-                    z, k = s.forward(x)
-                    part[p, :b] = z
-                    if pending is not None:
-                        s.update(pending[1][:pending[2]], pending[0])
-                    tc[p] = perf_counter() - t
-                    sl.append(k)
-                e = errs[nb % 2][:b]
-                t = perf_counter()
-                ok, _ = master.error(part[:, :b], corpus.targets(idx, low=act.low, high=act.high),
-                                     corpus.labels[idx], e)
-                th = perf_counter() - t
-                right += ok
-                seen += b
-                if cfg.pipelined:
-                    pending = (sl[0], errs[nb % 2], b)
-                else:
-                    for p, s in enumerate(S):
-                        t = perf_counter()
-                        s.update(e, sl[p])
-                        tc[p] += perf_counter() - t
-                rows.append((tc.max(), th, b, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes))
-                nb += 1
-                if cfg.max_bunches and nb >= cfg.max_bunches:
-                    break
-            if cfg.max_bunches and nb >= cfg.max_bunches:
-                break
-        tr_acc.append(right / max(seen, 1))
-        if cv is not None:
-            # the weights as they stand after the epoch (a pipelined update may still wait)
-            net.params[:] = assemble(sizes, [s.block_params() for s in S])
-            cv_acc.append(frame_accuracy(net, cv))
-        if on_epoch is not None:
-            on_epoch(len(tr_acc))
-        if cfg.max_bunches and nb >= cfg.max_bunches:
-            break
+                    s.update(e, sl[p])
+                    tc[p] += perf_counter() - t
+            rows.append((tc.max(), th, b, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes))
+            nb += 1
+        else:  # the end of an epoch
+            tr_acc.append(right / max(seen, 1))
+            right = seen = 0
+            if cv is not None:
+                # the weights as they stand after the epoch (a pipelined update may still wait)
+                net.params[:] = assemble(sizes, [s.block_params() for s in S])
+                cv_acc.append(frame_accuracy(net, cv))
+            if on_epoch is not None:
+                on_epoch(val)
     if pending is not None:
         for s in S:
             s.update(pending[1][:pending[2]], pending[0])

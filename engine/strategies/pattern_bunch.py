@@ -23,8 +23,8 @@ from engine.comm.base import InProcessComm
 from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
-from engine.strategies.bunch import (BunchConfig, InputFeed, bunches, data_rng, epoch_chunks,
-                                     frame_accuracy, init_rng)
+from engine.strategies.bunch import (BunchConfig, InputFeed, data_rng, frame_accuracy, init_rng,
+                                     schedule)
 from engine.timing import RoundLog, Stopwatch
 
 
@@ -88,40 +88,35 @@ def pp_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
     sw = Stopwatch()
     comm.barrier()
     t0 = perf_counter()
-    for _ in range(cfg.epochs):
-        for c_lo, c_hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
+    for ev, val in schedule(corpus.n_frames, cfg, rng):
+        if ev == "chunk":
             sw.lap()
             b0 = feed.nbytes
-            feed.start_chunk(c_lo, c_hi)
+            feed.start_chunk(*val)
             if cfg.compressed:  # the chunk's labels, 1 value a frame (the slave's copy is used)
-                feed.nbytes += (c_hi - c_lo) * cfg.value_bytes
+                feed.nbytes += (val[1] - val[0]) * cfg.value_bytes
             log.add(0.0, sw.lap(), feed.nbytes - b0)
-            for idx in bunches(perm, cfg.bunch):
-                b = idx.size
-                sh = share(b, P, rank)
-                b0 = feed.nbytes
-                if cfg.compressed:
-                    x = feed.inputs(idx[sh])
-                else:
-                    x = feed.inputs(idx, share=sh)[sh]
-                tm = sw.lap()
-                msg = s.gradient(x, idx[sh], corpus)
-                tc = sw.lap()
-                comm.allreduce(msg, total)
-                tm += sw.lap()
-                s.apply(total, b)
-                right += int(total[-2])
-                seen += b
-                tc += sw.lap()
-                log.add(tc, tm, feed.nbytes - b0 + _protocol_bytes(sh.stop - sh.start,
-                                                                   s.net.n_params, sizes, cfg))
-                nb += 1
-                if cfg.max_bunches and nb >= cfg.max_bunches:
-                    break
-            if cfg.max_bunches and nb >= cfg.max_bunches:
-                break
-        if cfg.max_bunches and nb >= cfg.max_bunches:
-            break
+        elif ev == "bunch":
+            idx = val
+            b = idx.size
+            sh = share(b, P, rank)
+            b0 = feed.nbytes
+            if cfg.compressed:
+                x = feed.inputs(idx[sh])
+            else:
+                x = feed.inputs(idx, share=sh)[sh]
+            tm = sw.lap()
+            msg = s.gradient(x, idx[sh], corpus)
+            tc = sw.lap()
+            comm.allreduce(msg, total)
+            tm += sw.lap()
+            s.apply(total, b)
+            right += int(total[-2])
+            seen += b
+            tc += sw.lap()
+            log.add(tc, tm, feed.nbytes - b0 + _protocol_bytes(sh.stop - sh.start,
+                                                               s.net.n_params, sizes, cfg))
+            nb += 1
     wall = perf_counter() - t0
     return {"log": log.array, "wall": wall, "bunches": nb,
             "params": s.net.params.copy() if rank == 0 else None,
@@ -168,43 +163,39 @@ def pp_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, 
     rng = data_rng(seed)
     total = np.empty_like(s.msg)  # (n_params + 2,)
     rows, cv_acc, tr_acc, nb = [], [], [], 0
-    for _ in range(cfg.epochs):
-        right = seen = 0
-        for c_lo, c_hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
-            feed.start_chunk(c_lo, c_hi)
-            for idx in bunches(perm, cfg.bunch):
-                b = idx.size
-                b0 = feed.nbytes
-                x_all = feed.inputs(idx) if not cfg.compressed else None
-                tcs = []
-                for p in range(slaves):
-                    sh = share(b, slaves, p)
-                    x = feed.inputs(idx[sh]) if cfg.compressed else x_all[sh]
-                    t = perf_counter()
-                    msg = s.gradient(x, idx[sh], corpus)
-                    if p == 0:
-                        np.copyto(total, msg)
-                    else:
-                        total += msg
-                    tcs.append(perf_counter() - t)
+    right = seen = 0
+    for ev, val in schedule(corpus.n_frames, cfg, rng):
+        if ev == "chunk":
+            feed.start_chunk(*val)
+        elif ev == "bunch":
+            idx = val
+            b = idx.size
+            b0 = feed.nbytes
+            x_all = feed.inputs(idx) if not cfg.compressed else None
+            tcs = []
+            for p in range(slaves):
+                sh = share(b, slaves, p)
+                x = feed.inputs(idx[sh]) if cfg.compressed else x_all[sh]
                 t = perf_counter()
-                s.apply(total, b)
-                th = perf_counter() - t
-                right += int(total[-2])
-                seen += b
-                rows.append((max(tcs), th, b, (feed.nbytes - b0) / slaves if not cfg.compressed
-                             else 0.0))
-                nb += 1
-                if cfg.max_bunches and nb >= cfg.max_bunches:
-                    break
-            if cfg.max_bunches and nb >= cfg.max_bunches:
-                break
-        tr_acc.append(right / max(seen, 1))
-        if cv is not None:
-            cv_acc.append(frame_accuracy(s.net, cv))
-        if on_epoch is not None:
-            on_epoch(len(tr_acc))
-        if cfg.max_bunches and nb >= cfg.max_bunches:
-            break
+                msg = s.gradient(x, idx[sh], corpus)
+                if p == 0:
+                    np.copyto(total, msg)
+                else:
+                    total += msg
+                tcs.append(perf_counter() - t)
+            t = perf_counter()
+            s.apply(total, b)
+            th = perf_counter() - t
+            right += int(total[-2])
+            seen += b
+            rows.append((max(tcs), th, b, (feed.nbytes - b0) / slaves if not cfg.compressed else 0.0))
+            nb += 1
+        else:  # the end of an epoch
+            tr_acc.append(right / max(seen, 1))
+            right = seen = 0
+            if cv is not None:
+                cv_acc.append(frame_accuracy(s.net, cv))
+            if on_epoch is not None:
+                on_epoch(val)
     return {"params": s.net.params.copy(), "steps": np.asarray(rows), "cv_acc": cv_acc,
             "train_acc": tr_acc, "bunches": nb}
