@@ -98,7 +98,7 @@ class NetworkPartition:
     def setup(self, P):
         from datasets.synthetic_seq import sequences
         from engine.nets.elman import Elman
-        from engine.strategies import network
+        from engine.strategies import network_partition as network
 
         self._limits = threadpool_limits(1)
         rng = np.random.default_rng(0)

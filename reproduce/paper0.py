@@ -107,7 +107,7 @@ def run_task(task: Task, *, setup: Setup) -> dict:
     from threadpoolctl import threadpool_limits
 
     from engine.nets.elman import Elman
-    from engine.strategies import network, sequence
+    from engine.strategies import network_partition as network, sequence
 
     p = task.params
     load = os.getloadavg()
@@ -181,7 +181,7 @@ def _vectorise(net, data, setup: Setup) -> dict:
     """Derivative-epoch seconds: forward-propagated derivatives per chunk size, BPTT,
     a forward epoch, and the share of the §2.1 loop in one CG iteration."""
     from engine.nets import elman as E
-    from engine.strategies import network
+    from engine.strategies import network_partition as network
 
     out = {"forward_deriv_s": {}, "n_params": net.n_params, "patterns": data.n_patterns}
     for c in setup.vec_chunks:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.perfmodel import barrier_time_linear
-from engine.strategies.network import split_even
+from engine.strategies.network_partition import split_even
 from reproduce import report as R
 from reproduce.paper0 import MACHINE, NAME, NETS, NETTALK, REPORTED
 from reproduce.store import atomic_savefig, atomic_write

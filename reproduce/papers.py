@@ -13,7 +13,7 @@ PAPERS = [
      "title": "Quicknet on MultiSpert: Fast Parallel Neural Network Training",
      "workload": "speech frames, 156:400:56 and 156:1000:56 MLPs",
      "strategies": "network-parallel (pipelined) vs pattern-parallel, bunch mode, performance model",
-     "module": None},
+     "module": "reproduce.paper1"},
     {"name": "paper2", "authors": "Khomenko, Shyshkov, Radyvonenko & Bokhan", "year": 2016,
      "title": "Accelerating Recurrent Neural Network Training using Sequence Bucketing and "
               "Multi-GPU Data Parallelization",

@@ -73,7 +73,20 @@ def test_list_shows_every_paper():
     assert p.returncode == 0
     for n in ("paper0", "paper1", "paper2", "paper3", "paper4"):
         assert n in p.stdout
-    assert "Dahl" in p.stdout and "[implemented]" in p.stdout and "not implemented yet" in p.stdout
+    assert "Dahl" in p.stdout and "[implemented]" in p.stdout
+
+
+def test_unimplemented_paper_is_a_usage_error(monkeypatch, capsys):
+    """In process, with one paper's module taken away (every paper has one now)."""
+    from reproduce import cli as C
+    from reproduce.papers import BY_NAME
+
+    monkeypatch.setitem(BY_NAME["paper1"], "module", None)
+    assert C.main(["list"]) == 0
+    assert "paper1" in capsys.readouterr().out.split("not implemented yet")[0].splitlines()[-2]
+    assert C.main(["paper1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "paper1 is not implemented yet" in err[0]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -82,7 +95,6 @@ def test_list_shows_every_paper():
     (["paper3", "--workers", "two"], "--workers: must be an integer >= 1, got 'two'"),
     (["paper3", "--runs", "1.5"], "--runs: must be an integer >= 1, got '1.5'"),
     (["paper3", "--backend", "tcp"], "invalid choice: 'tcp'"),
-    (["paper1"], "paper1 is not implemented yet"),
 ])
 def test_usage_errors_exit_2_with_one_line(args, needle):
     p = cli(*args)

@@ -8,7 +8,7 @@ import pytest
 from engine.nets.elman import Elman, Sequences, phi, phi_grad
 from engine.optim import ConjugateGradient
 from engine.schedule import longest_first
-from engine.strategies import network, sequence
+from engine.strategies import network_partition as network, sequence
 
 SIZES = dict(n_in=3, n_hidden=5, n_out=2, n_feedback=3, n_hidden2=2)
 

@@ -1,0 +1,328 @@
+"""paper1's comparison rows, curves, plots and report.md (setup in reproduce/paper1.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from engine.perfmodel import MULTISPERT_1997, TABLE1_BUNCH, n_wts, spert_perf, spert_terms, spert_time
+from reproduce import report as R
+from reproduce.paper1 import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS, NAME,
+                              RAW_MCUPS, TABLE1_HIDDEN, TABLE1_MCUPS, TABLE1_RELATIVE, TABLE2_WER)
+from reproduce.paper1_perf import N_I, N_O, here_model
+from reproduce.store import atomic_savefig, atomic_write
+
+TOL = R.DEFAULT_TOLERANCE
+
+
+def _by(results, name):
+    return [(t, r) for t, r in results if t.name == name and r is not None]
+
+
+def nonneg_fits(cal: dict) -> dict:
+    """c2 is a time and cannot be negative; where the free fit gives c2 < 0 (timings on a
+    loaded machine), refit through the origin: c1 = Σ x·y / Σ x², c2 = 0 (flagged)."""
+    cal = {**cal, "fits": {b: dict(f) for b, f in cal["fits"].items()}}
+    for f in cal["fits"].values():
+        x = np.asarray(f["hidden"], float)
+        for c1, c2, ys in (("c1", "c2", "train_s_per_pattern"), ("c1_fwd", "c2_fwd", "fwd_s_per_pattern")):
+            if f[c2] < 0:
+                y = np.asarray(f[ys], float)
+                f[c1], f[c2] = float(x @ y / (x @ x)), 0.0
+                f[f"{c2}_constrained"] = True
+    return cal
+
+
+def curves(results, setup) -> tuple[pd.DataFrame, dict]:
+    """Every performance point: (figure, strategy, hidden, bunch, P, source, kind, perf)."""
+    cal = nonneg_fits(_by(results, "calibrate")[0][1])
+    rows = []
+    hidden = sorted(set(setup.perf_hidden) | {TABLE1_HIDDEN})
+    for t, r in _by(results, "emul"):
+        p = t.params
+        s, h, B, fwd = p["strategy"], p["hidden"], p["bunch"], p["forward"]
+        fig = "fig5" if fwd else "fig3"
+        W = B * n_wts(N_I, h, N_O)
+        here = here_model(cal, B=B if s == "NP" else max(B // 4, 1))
+        for e in r["rows"]:
+            P = e["P"]
+            for prof, lab in ((here, "emulated (here)"), (MULTISPERT_1997, "emulated (MultiSpert bus)")):
+                T_d = spert_terms(s, P=P, B=B, N_i=N_I, N_h=h, N_o=N_O, m=prof, forward=fwd)["T_d"]
+                T = spert_time(T_d, e["T_c"], e["T_h"], P)
+                rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=lab,
+                                 kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
+            for m, lab, f in ((here, "modeled (here)", "max"), (MULTISPERT_1997, "modeled (paper)", "max"),
+                              (MULTISPERT_1997, "modeled (paper, printed formula)", "printed")):
+                rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=lab,
+                                 kind="modeled", perf=spert_perf(s, P=P, B=B, N_i=N_I, N_h=h, N_o=N_O,
+                                                                 m=m, forward=fwd, formula=f)))
+    for t, r in _by(results, "perf"):
+        p = t.params
+        if p["compressed"] != (p["strategy"] == "NP") or p["pipelined"] != (p["strategy"] == "NP"):
+            continue  # the on/off checks are reported separately
+        rows.append(dict(figure="fig3", strategy=p["strategy"], hidden=p["hidden"], bunch=p["bunch"],
+                         P=p["P"], source="measured", kind="measured", perf=r["mcups"] * 1e6,
+                         perf_low=r["mcups_low"] * 1e6, perf_high=r["mcups_high"] * 1e6,
+                         runs=r["repeats"]))
+    del hidden
+    return pd.DataFrame(rows), cal
+
+
+def _raw(df, s, h, B, fig="fig3"):
+    g = df[(df.figure == fig) & (df.strategy == s) & (df.hidden == h) & (df.bunch == B) &
+           (df.source == "emulated (here)") & (df.P == 1)]
+    return float(B * n_wts(N_I, h, N_O) / g.T_c.iloc[0]) if len(g) else math.nan
+
+
+def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], dict]:
+    rows, facts = [], {}
+    B, h = setup.np_bunch_perf, TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
+    np_ = df[(df.figure == "fig3") & (df.strategy == "NP") & (df.hidden == h) & (df.bunch == B)]
+    raw_here = _raw(df, "NP", h, B)
+    facts["raw_here_mcups"] = raw_here / 1e6
+    facts["table1_hidden"] = h
+    # Table 1 transfer check: the paper's constants give T_d per slave.
+    td = spert_terms("NP", P=1, B=TABLE1_BUNCH, N_i=N_I, N_h=1000, N_o=N_O, m=MULTISPERT_1997)
+    rows.append(R.row(NAME, "table1", "transfer_per_slave", R.condition(hidden=1000, bunch=48), "ms",
+                      reported=2.7 + 2.0, ours=td["T_d"] * 1e3, kind="modeled",
+                      note="paper: write 2.7 ms + read 2.0 ms; ours: §2.5 T_d with the paper's constants "
+                           "at the implied B = 48"))
+    for P, rel in TABLE1_RELATIVE.items():
+        # The paper's model at Table 1's own configuration, whatever our grid.
+        for f, lab in (("printed", "§2.5 as printed: P·T_d when host-bound"),
+                       ("max", "§2.5 with max(T_d + T_c, P·T_d + T_h)")):
+            v = spert_perf("NP", P=P, B=TABLE1_BUNCH, N_i=N_I, N_h=1000, N_o=N_O, m=MULTISPERT_1997,
+                           formula=f) / (RAW_MCUPS * 1e6)
+            src = "modeled (paper, printed formula)" if f == "printed" else "modeled (paper)"
+            rows.append(R.row(NAME, "table1", "relative_performance",
+                              R.condition(nodes=P, bunch=TABLE1_BUNCH, hidden=1000) + f";source={src}",
+                              "x raw", reported=rel, ours=v, kind="modeled",
+                              note=lab + "; of the 115 MCUPS raw board"))
+        cond = R.condition(nodes=P, bunch=B, hidden=h)
+        for src, kind in (("modeled (here)", "modeled"), ("emulated (here)", "emulated"),
+                          ("emulated (MultiSpert bus)", "emulated"), ("measured", "measured")):
+            g = np_[(np_.P == P) & (np_.source == src)]
+            if g.empty:
+                continue
+            v = float(g.perf.iloc[0]) / raw_here
+            note = {"modeled (here)": "§2.5 (max) with constants calibrated here",
+                    "emulated (here)": "measured slave compute + shared-memory transfer model",
+                    "emulated (MultiSpert bus)": "measured slave compute + the paper's 4.0/2.7 MB/s bus",
+                    "measured": "local processes, master on rank 0 with slave 0; the loop also "
+                                "builds windows and targets"}[src]
+            rows.append(R.row(NAME, "table1", "relative_performance", cond + f";source={src}", "x raw",
+                              reported=rel, ours=v, kind=kind,
+                              note=note + f"; of one slave's raw speed here ({raw_here / 1e6:,.0f} MCUPS)"))
+    for P, mc in TABLE1_MCUPS.items():
+        v = spert_perf("NP", P=P, B=TABLE1_BUNCH, N_i=N_I, N_h=1000, N_o=N_O, m=MULTISPERT_1997) / 1e6
+        rows.append(R.row(NAME, "table1", "training_mcups",
+                          R.condition(nodes=P, bunch=TABLE1_BUNCH, hidden=1000) + ";source=modeled (paper)",
+                          "MCUPS", reported=mc, ours=v, kind="modeled", note="B·N_h(N_i+N_o)/T per bunch"))
+        for src, kind in (("measured", "measured"), ("emulated (here)", "emulated")):
+            g = np_[(np_.P == P) & (np_.source == src)]
+            if not g.empty:
+                lo, hi, n = (g.perf_low.iloc[0] / 1e6, g.perf_high.iloc[0] / 1e6, int(g.runs.iloc[0])) \
+                    if src == "measured" else (None, None, 1)
+                rows.append(R.row(NAME, "table1", "training_mcups",
+                                  R.condition(nodes=P, bunch=B, hidden=h) + f";source={src}", "MCUPS",
+                                  reported=mc, ours=float(g.perf.iloc[0]) / 1e6, low=lo, high=hi,
+                                  kind=kind, runs=n, note="B·N_h(N_i+N_o)/T per bunch; measured: "
+                                                          "median (min–max) of the repeated runs"))
+    # Figs. 3 and 5: the peak of every curve (the figures themselves carry no numbers).
+    for fig, unit in (("fig3", "MCUPS"), ("fig5", "MCPS")):
+        for (s, hh, bb, src), g in df[df.figure == fig].groupby(["strategy", "hidden", "bunch", "source"]):
+            i = g.perf.idxmax()
+            rows.append(R.row(NAME, fig, "peak_perf", R.condition(bunch=int(bb), hidden=int(hh))
+                              + f";strategy={s};source={src}", unit, ours=float(g.perf.max()) / 1e6,
+                              kind=g.kind.iloc[0], note=f"at P = {int(g.P[i])} of {sorted(int(x) for x in g.P.unique())}"))
+    # Headline (§4): five boards.
+    for fig, rep, unit, q in (("fig3", HEADLINE_MCUPS, "MCUPS", "training_mcups"),
+                              ("fig5", HEADLINE_CPS / 1e6, "MCPS", "forward_mcps")):
+        for src, kind in (("modeled (paper)", "modeled"), ("emulated (here)", "emulated")):
+            g = df[(df.figure == fig) & (df.source == src) & (df.P == HEADLINE_BOARDS)]
+            if g.empty:
+                continue
+            i = g.perf.idxmax()
+            rows.append(R.row(NAME, "headline", q, R.condition(nodes=HEADLINE_BOARDS) + f";source={src}",
+                              unit, reported=rep, ours=float(g.perf.max()) / 1e6, kind=kind,
+                              note=f"best of our grid: {g.strategy[i]} N_h = {int(g.hidden[i])}, "
+                                   f"B = {int(g.bunch[i])}"))
+    meas = df[df.source == "measured"]
+    if not meas.empty:
+        i = meas.perf.idxmax()
+        rows.append(R.row(NAME, "headline", "training_mcups", R.condition(nodes=int(meas.P[i]))
+                          + ";source=measured", "MCUPS", reported=HEADLINE_MCUPS,
+                          ours=float(meas.perf.max()) / 1e6, kind="measured",
+                          note=f"best measured here: {meas.strategy[i]} N_h = {int(meas.hidden[i])}, "
+                               f"B = {int(meas.bunch[i])}; the paper's is 5 boards"))
+    # Compressed input (§2.4) and pipelining on/off, measured.
+    perf = [(t.params, r) for t, r in _by(results, "perf")]
+    loads = [r["loadavg"][0] for _, r in perf]
+    facts["perf_load"] = (min(loads), max(loads)) if loads else (math.nan, math.nan)
+    for P in (1, 2):
+        sel = {(p["strategy"], p["pipelined"], p["compressed"]): r for p, r in perf
+               if p["P"] == P and p["hidden"] == h and p["bunch"] in (B, setup.pp_bunches[0])}
+        a, b = sel.get(("NP", True, False)), sel.get(("NP", True, True))
+        if a and b:
+            err = 2 * N_O * 8  # error written + partials read per pattern, float64
+            ia, ib = a["bytes_per_pattern_per_slave"] - err, b["bytes_per_pattern_per_slave"] - err
+            facts[f"np_bytes_{P}"] = (a["bytes_per_pattern_per_slave"], b["bytes_per_pattern_per_slave"])
+            rows.append(R.row(NAME, "sec2.4", "input_reduction", R.condition(nodes=P, bunch=B, hidden=h)
+                              + ";strategy=NP", "x", reported=COMPRESSION_PAPER, ours=ia / ib,
+                              kind="measured", note=f"input bytes per pattern per slave {ia:.0f} → "
+                                                    f"{ib:.1f} (counted in the run)"))
+            rows.append(R.row(NAME, "sec2.4", "total_reduction", R.condition(nodes=P, bunch=B, hidden=h)
+                              + ";strategy=NP", "x", ours=a["bytes_per_pattern_per_slave"] /
+                              b["bytes_per_pattern_per_slave"], kind="measured",
+                              note="all bytes per pattern per slave, errors and partial outputs included"))
+            rows.append(R.row(NAME, "sec2.4", "mcups_compressed_over_uncompressed",
+                              R.condition(nodes=P, bunch=B, hidden=h) + ";strategy=NP", "x",
+                              ours=b["mcups"] / a["mcups"], kind="measured",
+                              note=f"separate runs one after another, load average "
+                                   f"{a['loadavg'][0]:.1f} and {b['loadavg'][0]:.1f}"))
+        c, d = sel.get(("NP", False, True)), sel.get(("NP", True, True))
+        if c and d:
+            rows.append(R.row(NAME, "sec2.3", "mcups_pipelined_over_not", R.condition(nodes=P, bunch=B, hidden=h)
+                              + ";strategy=NP", "x", ours=d["mcups"] / c["mcups"], kind="measured",
+                              note="no separate host here: pipelining can only save the wait, "
+                                   "not overlap the host's error computation; separate runs one after "
+                                   "another, not interleaved: at P = 1 both do the same work, so that "
+                                   "ratio shows the run-to-run noise"))
+        e, f = sel.get(("PP", False, False)), sel.get(("PP", False, True))
+        if e and f:
+            rows.append(R.row(NAME, "sec2.4", "total_reduction", R.condition(nodes=P, bunch=setup.pp_bunches[0],
+                                                                              hidden=h) + ";strategy=PP",
+                              "x", ours=e["bytes_per_pattern_per_slave"] / f["bytes_per_pattern_per_slave"],
+                              kind="measured", note="PP: the weights dominate the bytes"))
+    return rows, facts
+
+
+def training_frame(results, setup) -> pd.DataFrame:
+    rows = []
+    for t, r in _by(results, "train"):
+        p = t.params
+        for e, a in enumerate(r["cv_acc"], 1):
+            rows.append({"mode": p["mode"], "hidden": p["hidden"], "bunch": p["bunch"], "lr": p["lr"],
+                         "seed": p["seed"], "kind": t.kind, "epoch": e, "cv_acc": a,
+                         "train_acc": r["train_acc"][e - 1], "n_train": r["n_train"], "n_cv": r["n_cv"]})
+    return pd.DataFrame(rows)
+
+
+def training_rows(tf: pd.DataFrame, setup) -> list[dict]:
+    rows = []
+    if tf.empty:
+        return rows
+    best = tf.groupby(["mode", "hidden", "bunch", "seed", "kind"]).cv_acc.max().reset_index()
+    f6 = best[(best["mode"] == "sequential") & (best.hidden == setup.fig6_hidden)]
+    for B, g in f6.groupby("bunch"):
+        v = 100 * (1 - g.cv_acc.to_numpy())
+        last = tf[(tf["mode"] == "sequential") & (tf.hidden == setup.fig6_hidden) & (tf.bunch == B)]
+        last = last[last.epoch == last.epoch.max()]
+        rows.append(R.row(NAME, "fig6", "cv_frame_error_best_epoch",
+                          R.condition(bunch=int(B), hidden=setup.fig6_hidden), "%",
+                          ours=float(np.median(v)), low=float(v.min()), high=float(v.max()),
+                          kind="measured", runs=len(v),
+                          note=f"η = {setup.lr_for(int(B)):.3g}; after the last epoch: "
+                               f"{100 * (1 - last.cv_acc.median()):.1f} %"))
+    seq = {}
+    for (h, mode), g in best.groupby(["hidden", "mode"]):
+        g = g[g.bunch == {"sequential": setup.np_bunch, "NP": setup.np_bunch, "PP": setup.pp_bunch}[mode]]
+        if g.empty or h not in setup.nets:
+            continue
+        v = 100 * (1 - g.cv_acc.to_numpy())
+        seq[(h, mode)] = float(np.median(v))
+        wer = TABLE2_WER.get((h, mode))
+        cond = {"sequential": f"bunch={setup.np_bunch}", "NP": f"nodes={setup.np_slaves};bunch={setup.np_bunch};pipelined=1",
+                "PP": f"nodes={setup.pp_slaves};bunch={setup.pp_bunch}"}[mode]
+        rows.append(R.row(NAME, "table2", "cv_frame_error", f"{cond};hidden={h};mode={mode}", "%",
+                          ours=float(np.median(v)), low=float(v.min()), high=float(v.max()),
+                          kind=g.kind.iloc[0], runs=len(v),
+                          note=(f"paper: word error rate {wer} % (a different measure: no decoder here)"
+                                if wer is not None else "paper: no value") +
+                               f"; best CV epoch of {setup.epochs}; η = {setup.lr_for(int(g.bunch.iloc[0])):.3g}"))
+    for (h, mode), v in seq.items():
+        if mode == "sequential" or (h, "sequential") not in seq:
+            continue
+        rep, base = TABLE2_WER.get((h, mode)), TABLE2_WER.get((h, "sequential"))
+        rows.append(R.row(NAME, "table2", "error_over_sequential", f"hidden={h};mode={mode}", "x",
+                          reported=round(rep / base, 3) if rep else None, ours=v / seq[(h, "sequential")],
+                          kind="emulated", note="paper: WER ratio; ours: CV frame error ratio"))
+    return rows
+
+
+def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    figs = []
+    styles = {"measured": ("o", "-"), "emulated (here)": ("s", "-"), "emulated (MultiSpert bus)": ("^", "-"),
+              "modeled (here)": (None, "--"), "modeled (paper)": (None, ":"),
+              "modeled (paper, printed formula)": (None, "-.")}
+    for fig, unit, fname, title in (("fig3", "MCUPS", "fig3_training.png", "Fig. 3 analog: training"),
+                                    ("fig5", "MCPS", "fig5_forward.png", "Fig. 5 analog: forward pass")):
+        d = df[df.figure == fig]
+        if d.empty:
+            continue
+        keys = sorted(d.groupby(["strategy", "hidden", "bunch"]).groups)
+        nets = sorted(d.hidden.unique())
+        f, axes = plt.subplots(2, len(nets), figsize=(5 * len(nets), 8), squeeze=False)
+        pal = dict(zip(sorted(d.source.unique()), sns.color_palette("tab10")))
+        for j, hh in enumerate(nets):
+            for i, s in enumerate(("NP", "PP")):
+                ax = axes[i, j]
+                for (ss, h2, bb) in keys:
+                    if ss != s or h2 != hh:
+                        continue
+                    for src, g in d[(d.strategy == s) & (d.hidden == hh) & (d.bunch == bb)].groupby("source"):
+                        g = g.sort_values("P")
+                        mk, ls = styles.get(src, ("x", "-"))
+                        ax.plot(g.P, g.perf / 1e6, marker=mk, ls=ls, color=pal[src],
+                                alpha=1.0 if bb == max(d[d.strategy == s].bunch) else 0.6,
+                                label=f"{src}, B={bb}")
+                ax.set(yscale="log", xlabel="slaves P", ylabel=unit, title=f"{s}, 156:{hh}:56")
+                ax.legend(fontsize=6)
+        f.suptitle(title + " performance vs slaves (ours beside the paper's model)")
+        f.tight_layout()
+        atomic_savefig(f, out / fname, dpi=100)
+        plt.close(f)
+        figs.append(fname)
+    if not tf.empty:
+        f6 = tf[(tf["mode"] == "sequential") & (tf.hidden == setup.fig6_hidden)]
+        f, ax = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+        for a, bset, ttl in ((ax[0], setup.fig6_bunches, "moderate bunches, η"),
+                             (ax[1], setup.fig6_big, "large bunches, η·200/B")):
+            for B in bset:
+                g = f6[f6.bunch == B].groupby("epoch").cv_acc.median()
+                if len(g):
+                    a.plot(g.index, 100 * g.values, marker="o", label=f"B = {B}")
+            a.set(xlabel="epoch", ylabel="CV frames correct (%)", title=f"Fig. 6 analog: {ttl}")
+            a.legend()
+        f.tight_layout()
+        atomic_savefig(f, out / "fig6_convergence.png", dpi=100)
+        plt.close(f)
+        figs.append("fig6_convergence.png")
+    return figs
+
+
+def write(out, results, *, setup, meta, quick_shrunk=None) -> dict:
+    df, cal = curves(results, setup)
+    rows, facts = comparison_rows(df, results, setup, cal)
+    tf = training_frame(results, setup)
+    rows += training_rows(tf, setup)
+    figs = plots(out, df, tf, setup)
+    atomic_write(out / "curves.csv", df.to_csv(index=False, float_format="%.6g"))
+    atomic_write(out / "training.csv", tf.to_csv(index=False, float_format="%.6g"))
+    meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
+            "calibration": cal, "profiles": [MULTISPERT_1997.as_dict(),
+                                             here_model(cal, B=setup.np_bunch_perf).as_dict()]}
+    table = R.write_tables(out, rows, meta)
+    from reproduce.paper1_text import report_markdown
+
+    atomic_write(out / "report.md", report_markdown(table, df, tf, setup=setup, meta=meta, figs=figs,
+                                                    facts=facts, cal=cal, quick_shrunk=quick_shrunk))
+    return {"meta": meta, "rows": table.to_dict(orient="records")}

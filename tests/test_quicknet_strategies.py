@@ -1,0 +1,182 @@
+"""Network-parallel (pipelined) and pattern-parallel bunch training (Färber 1997, §2.1–2.4)
+against an independent serial reference.
+
+:func:`reference` is written from the paper, not from the strategies: one net,
+for every bunch the summed gradient of ½Σ(y−t)² by MLP.backward and an SGD
+step. With ``delay=1`` it follows the pipelined schedule of §2.3's table: the
+gradient of bunch k is computed at the weights its forward pass used, and
+applied after the forward pass of bunch k+1 (then the last one at the end).
+The order of patterns is data, taken from the library's chunked order.
+"""
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+import pytest
+
+from datasets.speech import N_STATIC, SpeechConfig, normalize, synthesize
+from engine.nets.mlp import MLP
+from engine.optim import SGD
+from engine.strategies.bunch import (BunchConfig, bunches, data_rng, epoch_chunks, init_rng,
+                                     train_sequential)
+from engine.strategies.network_parallel import hidden_blocks, np_emulated, train_network_parallel
+from engine.strategies.pattern_bunch import pp_emulated, share, train_pattern_bunch
+
+SIZES = (156, 9, 56)
+ACT = "logistic"
+SEED = 3
+TOL = 1e-12
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    def on_alarm(signum, frame):
+        raise TimeoutError("test hung: watchdog fired after 60 s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(60)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    c = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=2), rng=np.random.default_rng(0))
+    normalize(c)
+    return c
+
+
+def cfg_(**kw):
+    base = dict(bunch=7, lr=0.05, momentum=0.5, epochs=2, chunk=60)
+    return BunchConfig(**{**base, **kw})
+
+
+def reference(corpus, cfg, *, delay: int):
+    net = MLP(SIZES, ACT)
+    net.init_uniform(init_rng(SEED), scale=0.1)
+    opt = SGD(net.n_params, lr=cfg.lr, momentum=cfg.momentum)
+    rng = data_rng(SEED)
+    pending = None
+    for _ in range(cfg.epochs):
+        for _lo, _hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
+            for idx in bunches(perm, cfg.bunch):
+                x, t = corpus.windows(idx), corpus.targets(idx)
+                y, cache = net.forward(x)
+                g = net.backward(y - t, cache)  # (n_params,) summed over the bunch
+                count = 1 if cfg.update == "sum" else idx.size
+                if delay:
+                    if pending is not None:
+                        opt.step(net.params, *pending)
+                    pending = (g.copy(), count)
+                else:
+                    opt.step(net.params, g, count)
+    if pending is not None:
+        opt.step(net.params, *pending)
+    return net.params.copy()
+
+
+def init_params():
+    net = MLP(SIZES, ACT)
+    net.init_uniform(init_rng(SEED), scale=0.1)
+    return net.params.copy()
+
+
+def np_run(corpus, cfg, how):
+    kw = dict(sizes=SIZES, activation=ACT, cfg=cfg, seed=SEED)
+    if how == "inprocess":
+        return train_network_parallel(corpus, workers=1, backend="inprocess", **kw)["params"]
+    if how == "local2":
+        return train_network_parallel(corpus, workers=2, backend="local", **kw)["params"]
+    if how == "local3_dedicated_master":
+        return train_network_parallel(corpus, workers=3, backend="local", dedicated_master=True,
+                                      **kw)["params"]
+    return np_emulated(corpus, slaves=4, **kw)["params"]
+
+
+NP_HOW = ["inprocess", "local2", "local3_dedicated_master", "emulated4"]
+
+
+@pytest.mark.parametrize("how", NP_HOW)
+def test_np_equals_serial(corpus, how):
+    cfg = cfg_()
+    ref = reference(corpus, cfg, delay=0)
+    assert np.abs(ref - init_params()).max() > 0.05  # the weights really moved
+    np.testing.assert_allclose(np_run(corpus, cfg, how), ref, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("how", NP_HOW)
+def test_pipelined_np_equals_delayed_serial(corpus, how):
+    cfg = cfg_(pipelined=True)
+    ref = reference(corpus, cfg, delay=1)
+    got = np_run(corpus, cfg, how)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=TOL)
+    # Negative control: the delayed schedule is not the plain one, by far more than TOL.
+    assert np.abs(got - reference(corpus, cfg_(), delay=0)).max() > 1e3 * TOL
+
+
+@pytest.mark.parametrize("update", ["sum", "mean"])
+def test_pp_equals_serial(corpus, update):
+    cfg = cfg_(update=update)
+    ref = reference(corpus, cfg, delay=0)
+    kw = dict(sizes=SIZES, activation=ACT, cfg=cfg, seed=SEED)
+    np.testing.assert_allclose(train_pattern_bunch(corpus, workers=2, backend="local", **kw)["params"],
+                               ref, rtol=0, atol=TOL)
+    # 3 shares of a bunch of 7 (sizes 2, 3, 2) and a last bunch smaller than 3
+    np.testing.assert_allclose(pp_emulated(corpus, slaves=3, **kw)["params"], ref, rtol=0, atol=TOL)
+
+
+def test_sequential_equals_reference(corpus):
+    cfg = cfg_()
+    net = MLP(SIZES, ACT)
+    net.init_uniform(init_rng(SEED), scale=0.1)
+    train_sequential(net, corpus, cfg=cfg, seed=SEED)
+    np.testing.assert_allclose(net.params, reference(corpus, cfg, delay=0), rtol=0, atol=TOL)
+
+
+def test_compressed_input_same_numbers_fewer_bytes(corpus):
+    """§2.4: the slaves build the windows from a chunk of frames. Same weights; the input
+    bytes per slave are 13 values per frame of each chunk (plus its margins) instead of
+    156 per pattern."""
+    kw = dict(sizes=SIZES, activation=ACT, seed=SEED, workers=2, backend="local")
+    plain = train_network_parallel(corpus, cfg=cfg_(epochs=1), **kw)
+    comp = train_network_parallel(corpus, cfg=cfg_(epochs=1, compressed=True), **kw)
+    np.testing.assert_allclose(comp["params"], plain["params"], rtol=0, atol=0)
+    n, vb, No = corpus.n_frames, 8, SIZES[2]
+    boundaries = corpus.starts.size * vb
+    per_bunch = 2 * No * vb * n  # errors written and partial outputs read, every pattern
+    assert plain["log"][:, 1, 2].sum() == boundaries + per_bunch + 156 * vb * n
+    c = cfg_(epochs=1).chunk_frames
+    rows = sum(min(n, hi + 4) - max(0, lo - 4) for lo, hi in
+               ((lo, min(lo + c, n)) for lo in range(0, n, c)))
+    assert comp["log"][:, 1, 2].sum() == boundaries + per_bunch + N_STATIC * vb * rows
+
+
+def test_blocks_and_shares():
+    assert hidden_blocks(10, 3) == [(0, 3), (3, 7), (7, 10)]
+    assert hidden_blocks(10, 3, dedicated_master=True) == [(0, 0), (0, 5), (5, 10)]
+    with pytest.raises(ValueError, match="at least one slave"):
+        hidden_blocks(10, 1, dedicated_master=True)
+    assert [share(7, 3, p) for p in range(3)] == [slice(0, 2), slice(2, 5), slice(5, 7)]
+    with pytest.raises(ValueError, match="bunch must be"):
+        BunchConfig(bunch=0, lr=0.1)
+    with pytest.raises(ValueError, match="update must be"):
+        BunchConfig(bunch=2, lr=0.1, update="avg")
+
+
+def test_schedule_events_and_early_stop():
+    from engine.strategies.bunch import schedule
+
+    cfg = BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10)  # chunks of 12 frames
+    ev = list(schedule(30, cfg, data_rng(0)))
+    kinds = [k for k, _ in ev]
+    assert kinds.count("end") == 2 and kinds[-1] == "end"
+    seen = np.concatenate([v for k, v in ev[:kinds.index("end")] if k == "bunch"])
+    assert sorted(seen.tolist()) == list(range(30))  # one epoch presents every frame once
+    assert kinds.count("chunk") == 2 * 3 and kinds.count("bunch") == 2 * (3 + 3 + 2)
+    short = list(schedule(30, BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10, max_bunches=5),
+                          data_rng(0)))
+    assert [k for k, _ in short].count("bunch") == 5 and short[-1] == ("end", 1)
