@@ -236,7 +236,9 @@ def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, 
     from reproduce.store import RunCache
 
     if backend != "local" or comm is not None:
-        raise ValueError("paper0 studies shared-memory strategies: use --backend local")
+        from reproduce.cli import UsageError  # exit 2: a usage error, not a failed run
+
+        raise UsageError("paper0 studies shared-memory strategies: use --backend local")
     t0 = time.perf_counter()
     import math
 
