@@ -21,20 +21,18 @@ from time import perf_counter
 import numpy as np
 
 from engine.nets import elman as E
+from engine.schedule import LinearDistribution
 
 
 def split_even(n: int, parts: int) -> list[tuple[int, int]]:
     """[h0, h1) blocks of n units over ``parts`` workers; the first n % parts get one more.
-    Workers beyond n get empty blocks."""
+    Workers beyond n get empty blocks. This is the linear data distribution of
+    :class:`engine.schedule.LinearDistribution` (the paper's 24 units over 7 workers:
+    4, 4, 4, 3, 3, 3, 3)."""
     if parts < 1:
         raise ValueError(f"parts must be >= 1, got {parts}")
-    q, r = divmod(n, parts)
-    out, h = [], 0
-    for k in range(parts):
-        m = q + (1 if k < r else 0)
-        out.append((h, h + m))
-        h += m
-    return out
+    dist = LinearDistribution(int(n), int(parts))
+    return [(dist.block(p).start, dist.block(p).stop) for p in range(parts)]
 
 
 def prepare(net: E.Elman, data: E.Sequences, *, loss: str = "kalman_kwasny") -> list:
