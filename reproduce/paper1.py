@@ -132,6 +132,15 @@ def make_tasks(setup: Setup, *, workers: int, seed: int) -> list[Task]:
         T.append(Task("perf", "measured", P, {"strategy": "PP", "hidden": h, "P": P,
                                               "bunch": setup.pp_bunches[0], "pipelined": False,
                                               "compressed": True, "seed": seed}))
+    # Measured forward pass (Fig. 5): NP and PP on P = 1, 2 local processes, each run
+    # interleaved with the serial forward pass of the same weights and patterns.
+    for P in (1, 2):
+        if P > workers:
+            continue
+        for h in setup.perf_hidden:
+            for s, B in [("NP", setup.np_bunch_perf)] + [("PP", b) for b in setup.pp_bunches]:
+                T.append(Task("fwd", "measured", P, {"strategy": s, "hidden": h, "P": P, "bunch": B,
+                                                     "seed": seed}))
     # Emulated: per-slave compute for P up to 8 (Figs. 3 and 5).
     for fwd in (False, True):
         for h in setup.perf_hidden:
@@ -184,6 +193,8 @@ def run_task(task: Task, comm, *, setup: Setup, backend: str, seed: int) -> dict
     sizes = (156, p["hidden"], 56)
     if task.name == "perf":
         return _perf(tr, sizes, p, setup=setup, backend=backend, comm=comm)
+    if task.name == "fwd":
+        return _fwd(tr, sizes, p, setup=setup, backend=backend, comm=comm)
     # training
     B = p["bunch"]
     cfg = BunchConfig(bunch=B, lr=p["lr"], epochs=setup.epochs, pipelined=p.get("pipelined", False),
@@ -240,6 +251,40 @@ def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
             "mcups_high": nb * B * n_wts(*sizes) / min(walls) / 1e6, "repeats": len(walls),
             "compute_s": float(log[:, 0, 0].sum()), "comm_s": float(log[:, 0, 1].sum()),
             "bytes_per_pattern_per_slave": float(log[:, -1, 2].sum() / (nb * B)),
+            "loadavg": list(os.getloadavg())}
+
+
+def _fwd(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
+    """Forward pass only (§3.4, Fig. 5): NP or PP on P ranks and the serial forward pass
+    (one BLAS thread) of the same weights over the same patterns, alternated
+    ``perf_repeats`` times within this task; medians and spread of both."""
+    from threadpoolctl import threadpool_limits
+
+    from engine.perfmodel import n_wts
+    from engine.strategies.forward_parallel import forward_parallel, serial_forward
+
+    B, P = p["bunch"], p["P"]
+    n = min(setup.measured_patterns if p["strategy"] == "NP" else 3 * B, tr.n_frames)
+    x = tr.windows(np.arange(n))  # (n, 156)
+    be = "local" if backend == "local" else "mpi"
+    if be == "mpi" and P == 1:
+        be, comm = "inprocess", None
+    kw = dict(sizes=sizes, activation=setup.activation, seed=p["seed"], bunch=B,
+              init_scale=setup.init_scale)
+    par, ser = [], []
+    for _ in range(setup.perf_repeats):
+        with threadpool_limits(1):
+            ser.append(serial_forward(x, **kw)["wall"])
+        r = forward_parallel(x, strategy=p["strategy"], workers=P, backend=be, comm=comm, **kw)
+        if r is None:
+            return None
+        par.append(r["wall"])
+    W = n * n_wts(*sizes)
+    return {"patterns": n, "repeats": len(par), "wall": float(np.median(par)),
+            "mcps": W / float(np.median(par)) / 1e6, "mcps_low": W / max(par) / 1e6,
+            "mcps_high": W / min(par) / 1e6, "serial_wall": float(np.median(ser)),
+            "serial_mcps": W / float(np.median(ser)) / 1e6,
+            "over_serial": float(np.median(ser)) / float(np.median(par)),
             "loadavg": list(os.getloadavg())}
 
 
