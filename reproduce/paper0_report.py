@@ -323,7 +323,9 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           "* Emulated per-worker times are measured one worker at a time with a warm cache; a worker whose "
           "share fits its cache runs faster per pattern, which gives superlinear emulated forward-epoch "
           "speedups. Contention for the shared cache and memory bus among simultaneous workers is not "
-          "modeled (the paper blames its own irregularities on exactly that).",
+          "modeled (the paper blames its own irregularities on exactly that). The one-worker time and "
+          "the per-worker times are also separate best-of-repeats timings, so timing noise alone can put "
+          "an emulated 2-worker speedup slightly above 2 (see the fig4/fig5 rows at 2 workers).",
           "* The network-partition loop presents one pattern at a time; each worker pays a fixed numpy "
           "dispatch cost per pattern, so the loop speedup saturates long before 18 processors.",
           "* Measured rows (2 processes) ran on the shared machine at the load average above; with more "
