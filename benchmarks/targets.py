@@ -215,21 +215,10 @@ class TorchStep:
             self.opt.step()
 
 
-def _best_of(fn, reps, repeats):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (perf_counter() - t) / reps)
-    return best
-
-
 def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
     from threadpoolctl import threadpool_limits
 
-    from bench_bunch import SIZES, BunchStep, gemm_seconds, reps_for, step_seconds
+    from bench_bunch import SIZES, BunchStep, _best, gemm_seconds, reps_for, step_seconds
 
     print(f"\n[2] {'-'.join(map(str, SIZES))} bunch training at B = {B}, one thread "
           "(forward + backward + SGD-with-momentum step)")
@@ -254,7 +243,8 @@ def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
             for k, job in jobs.items():
                 t_ours[k] = min(t_ours[k], step_seconds(job, repeats=3))
             for k, tj in tjobs.items():
-                t_torch[k] = min(t_torch[k], _best_of(tj.step, reps_for(B), 3))
+                tj.step()  # warm-up
+                t_torch[k] = min(t_torch[k], _best(tj.step, reps_for(B), 3))
             flops, t = gemm_seconds(jobs["logistic"], repeats=3)
             t_gemm = min(t_gemm, t)
     job = jobs["logistic"]

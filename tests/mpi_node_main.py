@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,10 +41,9 @@ def main(argv=None) -> int:
                      size=comm.size, kind=rec.kind)
         comm.barrier()
     except BaseException:  # noqa: BLE001 - make every rank stop, never hang
-        msg = f"rank {comm.rank} failed:\n{traceback.format_exc()}"
-        Path(f"{ns.out}.rank{comm.rank}.err").write_text(msg)
-        print(msg, file=sys.stderr, flush=True)
-        comm.abort(1)
+        from mpi_ppt_main import fail_rank
+
+        fail_rank(comm, ns.out)
     return 0
 
 

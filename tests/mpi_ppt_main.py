@@ -82,6 +82,15 @@ def _err_path(out: str, rank: int) -> Path:
     return Path(f"{out}.rank{rank}.err")
 
 
+def fail_rank(comm, out: str) -> None:
+    """In an MPI test program's ``except``: write this rank's traceback next to
+    ``out`` (read back by :func:`rank_errors`), print it, and abort every rank."""
+    msg = f"rank {comm.rank} failed:\n{traceback.format_exc()}"
+    _err_path(out, comm.rank).write_text(msg)
+    print(msg, file=sys.stderr, flush=True)
+    comm.abort(1)
+
+
 def rank_errors(args: list[str]) -> str:
     """The tracebacks the failed ranks wrote next to ``--out`` (mpiexec may drop
     their stderr when MPI_Abort kills the job)."""
@@ -160,10 +169,7 @@ def main(argv=None) -> int:
         (_ppt if ns.mode == "ppt" else _comm)(ns, comm)
         comm.barrier()
     except BaseException:  # noqa: BLE001 - make every rank stop, never hang
-        msg = f"rank {comm.rank} failed:\n{traceback.format_exc()}"
-        _err_path(ns.out, comm.rank).write_text(msg)
-        print(msg, file=sys.stderr, flush=True)
-        comm.abort(1)
+        fail_rank(comm, ns.out)
     return 0
 
 

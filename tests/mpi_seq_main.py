@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,10 +38,9 @@ def main(argv=None) -> int:
             np.savez(ns.out, params=rec.params, val=rec.extra["val_loss"])
         comm.barrier()
     except BaseException:  # noqa: BLE001 - make every rank stop, never hang
-        msg = f"rank {comm.rank} failed:\n{traceback.format_exc()}"
-        Path(f"{ns.out}.rank{comm.rank}.err").write_text(msg)
-        print(msg, file=sys.stderr, flush=True)
-        comm.abort(1)
+        from mpi_ppt_main import fail_rank
+
+        fail_rank(comm, ns.out)
     return 0
 
 

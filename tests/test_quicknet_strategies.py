@@ -10,7 +10,6 @@ The order of patterns is data, taken from the library's chunked order.
 """
 from __future__ import annotations
 
-import signal
 
 import numpy as np
 import pytest
@@ -29,18 +28,7 @@ SEED = 3
 TOL = 1e-12
 
 
-@pytest.fixture(autouse=True)
-def watchdog():
-    def on_alarm(signum, frame):
-        raise TimeoutError("test hung: watchdog fired after 60 s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+pytestmark = pytest.mark.usefixtures("watchdog")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")
