@@ -97,7 +97,49 @@ def timing_frame(et: dict) -> pd.DataFrame:
                          "bound": base["cells"][i] / c})
     df = pd.DataFrame(rows)
     df["ratio_to_bound"] = df.speedup / df.bound
+    if "optimal:1" in et:  # eq. 1's baseline: one bucket, every batch padded to the longest
+        e1 = et["optimal:1"]
+        df["speedup_eq1"] = [e1["time_s"][i] / t for i, t in zip(df.rep, df.time_s)]
+        df["bound_eq1"] = [e1["cells"][i] / c for i, c in zip(df.rep, df.cells)]
     return df
+
+
+def fig3_lines(results, *, setup, tf) -> list[dict]:
+    """Fig. 3's curves, 1 worker: random batches (Q = 1), the optimal buckets of each Q
+    shortest first, Q = ``order_Q`` in random bucket order, and the paper's Q = 1 of eq. 1
+    (every batch padded to the longest sequence). Padding after a sequence's end changes no
+    update (tests/test_bucketed.py), so the eq. 1 curve is the random-batch run on a time axis
+    stretched by the measured epoch-time ratio of the two layouts (Fig. 4, same repetitions)."""
+    k = setup.batch_size
+    runs = {}
+    for t, r in results:
+        p = t.params
+        if t.name != "train" or p["workers"] != 1:
+            continue
+        order = p.get("order", "short_first")
+        if order == "short_first" and p["Q"] not in setup.Qs:
+            continue
+        runs.setdefault((p["Q"], order), []).append(r)
+    lines = []
+    for (Q, order), rs in sorted(runs.items()):
+        if Q == 1:
+            lines.append({"label": "random batches (Q = 1, each padded to its longest)",
+                          "cond": R.condition(workers=1, Q=1, method="random", bunch=k), "Q": 1,
+                          "runs": rs, "paper_Q": False, "note": ""})
+            if tf is not None and "speedup_eq1" in tf:
+                stretch = float(np.median(1 / tf[tf.config == "optimal:1"].speedup))
+                scaled = [{**r, "time_s": (np.asarray(r["time_s"]) * stretch).tolist()} for r in rs]
+                lines.append({"label": "Q = 1 of eq. 1 (all padded to the longest)",
+                              "cond": R.condition(workers=1, Q=1, method="optimal", bunch=k), "Q": 1,
+                              "runs": scaled, "paper_Q": True,
+                              "note": f"the random-batch run's updates; time × {stretch:.2f}, the "
+                                      "measured epoch-time ratio of the two layouts (Fig. 4)"})
+        else:
+            lines.append({"label": f"Q = {Q}" + (", random bucket order" if order == "random" else ""),
+                          "cond": R.condition(workers=1, Q=Q, method="optimal", bunch=k)
+                          + (";order=random" if order == "random" else ""), "Q": Q, "runs": rs,
+                          "paper_Q": order == "short_first", "note": ""})
+    return lines
 
 
 def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]:
@@ -113,7 +155,8 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
                           ("max_length", float(lengths.max()), "points", ""),
                           ("skewness", float(scipy.stats.skew(lengths)), "", "Fisher skewness of "
                            "the training lengths")):
-        rows.append(R.row(NAME, "fig2", q, R.condition(Q=6), u, ours=v, kind="modeled",
+        rows.append(R.row(NAME, "fig2", q, R.condition(sequences=len(lengths)), u, ours=v,
+                          kind="measured",
                           note=note or "training-set lengths; the paper's Fig. 2 has no numbers"))
     rows.append(R.row(NAME, "fig2", "bucket_bounds", R.condition(Q=6), "points", ours=float(b6[-1]),
                       kind="modeled", note="optimal upper bounds " + ", ".join(map(str, b6))))
@@ -161,24 +204,45 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
                           high=rhi, kind="measured", runs=nrep,
                           note=f"target ≥ {TARGET_BOUND_RATIO:.0%}; >1 where CTC's T×S cost "
                                "falls faster than the cells"))
+        if "speedup_eq1" in g and key != "optimal:1":
+            s1, lo1, hi1 = _spread(g.speedup_eq1)
+            rows.append(R.row(NAME, "fig4", "speedup_vs_eq1_baseline", cond, "x",
+                              reported=SPEEDUP_Q3 if (m == "optimal" and q == 3) else None, ours=s1,
+                              low=lo1, high=hi1, kind="measured", runs=nrep,
+                              note="epoch time with every batch padded to the longest sequence "
+                                   "(eq. 1, one model) / this, same repetition"))
+            rows.append(R.row(NAME, "fig4", "eq1_cell_bound", cond, "x",
+                              ours=float(np.median(g.bound_eq1)), kind="modeled", runs=nrep,
+                              note="eq. 1's padded cells / this layout's (eq. 2 for the buckets)"))
+    # the bound's dependence on k, which the paper does not give (layouts only, no timing)
+    for kk in setup.bound_batch_sizes:
+        lk = pd.DataFrame(layout_table(lengths, batch_size=kk, Qs=(1, 3)))
+        r3 = lk[(lk.method == "optimal") & (lk.Q == 3)].iloc[0]
+        e1 = float(lk[(lk.method == "optimal") & (lk.Q == 1)].cells.iloc[0] / r3.cells)
+        ctx.setdefault("bound_by_k", {})[kk] = (float(r3.bound), e1)
+        rows.append(R.row(NAME, "fig4", "padded_cell_bound_by_k",
+                          R.condition(Q=3, method="optimal", bunch=kk), "x", ours=float(r3.bound),
+                          kind="modeled", note="random-batch padded cells / optimal Q = 3 cells "
+                          f"(against eq. 1's baseline: {e1:.2f}×)"))
     # -- Fig. 3: validation loss vs time and epoch per Q ---------------------------------
-    tr = [(t, r) for t, r in results if t.name == "train" and t.params["workers"] == 1]
-    ctx["train1"] = tr
-    t_budget = min(r["time_s"][-1] for t, r in tr if t.params["Q"] in setup.Qs)
+    lines = fig3_lines(results, setup=setup, tf=tf)
+    ctx["fig3"] = lines
+    ctx["train1"] = [(t, r) for t, r in results if t.name == "train" and t.params["workers"] == 1]
+    t_budget = min(r["time_s"][-1] for ln in lines for r in ln["runs"])
     ctx["t_budget"] = t_budget
-    by_q = {}
-    for t, r in tr:
-        by_q.setdefault(t.params["Q"], []).append(r)
     at_budget = {}
-    for Q in sorted(by_q):
-        rs = by_q[Q]
+    for ln in lines:
+        rs, cond = ln["runs"], ln["cond"]
         v, lo, hi = _spread([loss_at(r, t_budget) for r in rs])
-        at_budget[Q] = v
-        cond = R.condition(workers=1, Q=Q, bunch=setup.batch_size)
+        if ln["paper_Q"]:
+            at_budget[ln["Q"]] = v
         rows.append(R.row(NAME, "fig3", "val_loss_at_time", cond + f";time_s={t_budget:.0f}",
                           "CTC nats/seq", ours=v, low=lo, high=hi, kind="measured", runs=len(rs),
-                          note="at the training time the slowest configuration needs for "
-                               f"{setup.epochs} epochs (validation time excluded)"))
+                          note="at the training time the fastest configuration needs for "
+                               f"{setup.epochs} epochs (validation time excluded)"
+                               + (f"; {ln['note']}" if ln["note"] else "")))
+        if ln["note"]:
+            continue  # the same updates as the random-batch run: its per-epoch rows stand
         v, lo, hi = _spread([r["val_loss"][setup.epochs - 1] for r in rs])
         rows.append(R.row(NAME, "fig3", "val_loss_at_epoch", cond + f";epoch={setup.epochs}",
                           "CTC nats/seq", ours=v, low=lo, high=hi, kind="measured", runs=len(rs)))
@@ -186,16 +250,16 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
         rows.append(R.row(NAME, "fig3", "val_cer_at_epoch", cond + f";epoch={setup.epochs}",
                           "fraction", ours=c, low=clo, high=chi, kind="measured", runs=len(rs),
                           note="best-path character error rate (not reported by the paper)"))
-    qs = [q for q in setup.Qs if q in at_budget and np.isfinite(at_budget[q])]
+    qs = [q for q, v in at_budget.items() if np.isfinite(v)]
     if qs:
         best = min(qs, key=lambda q: at_budget[q])
         rows.append(R.row(NAME, "fig3", "best_Q", R.condition(workers=1), "buckets", reported=BEST_Q,
-                          ours=best, kind="measured", runs=len(by_q[best]), tolerance=0.0,
-                          note=f"lowest validation loss at {t_budget:.0f} s of training among Q in "
-                               f"{list(setup.Qs)}"))
+                          ours=best, kind="measured", runs=setup.runs, tolerance=0.0,
+                          note=f"lowest validation loss at {t_budget:.0f} s of training among the "
+                               f"paper's Q in {sorted(at_budget)} (Q = 1 as eq. 1), shortest bucket first"))
     # -- Fig. 5: 1 vs P workers at Q = fig5_Q ----------------------------------------------
     f5 = [(t, r) for t, r in results if t.params.get("Q") == setup.fig5_Q
-          and t.name in ("train", "allreduce")]
+          and t.name in ("train", "allreduce") and t.params.get("order", "short_first") == "short_first"]
     ctx["fig5"] = f5
     ones = [r for t, r in f5 if t.name == "train" and t.params["workers"] == 1]
     if ones:
@@ -270,18 +334,18 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     figs.append("fig2_lengths.png")
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
-    for t, r in ctx["train1"]:
-        Q = t.params["Q"]
-        if Q not in setup.Qs:
-            continue
-        lab = f"Q = {Q}" + (" (random batches)" if Q == 1 else "") + (f", seed {t.params['seed']}"
-                                                                    if setup.runs > 1 else "")
-        ax[0].plot(*curve(r), marker="o", ms=3, label=lab)
-        ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker="o", ms=3, label=lab)
+    for ln in ctx["fig3"]:
+        for i, r in enumerate(ln["runs"]):
+            lab = ln["label"] + (f", run {i + 1}" if len(ln["runs"]) > 1 else "")
+            ls = ":" if ln["note"] else ("--" if "order" in ln["cond"] else "-")
+            ax[0].plot(*curve(r), marker="o", ms=3, ls=ls, label=lab)
+            if not ln["note"]:  # the eq. 1 curve has the random run's epochs
+                ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker="o", ms=3,
+                           ls=ls, label=lab)
     ax[0].set(xlabel="training time (s, 1 worker, validation excluded)", ylabel="validation CTC loss",
               title="Fig. 3a: validation loss vs wall clock")
     ax[1].set(xlabel="epoch", ylabel="validation CTC loss", title="Fig. 3b: validation loss vs epoch")
-    ax[0].legend()
+    ax[0].legend(fontsize=8)
     for a in ax:
         a.set_yscale("log")
     fig.tight_layout()
@@ -295,12 +359,19 @@ def plots(out, *, data, setup, ctx) -> list[str]:
                                              hi=("speedup", "max"), bound=("bound", "median"),
                                              time_s=("time_s", "median")).reset_index()
     fig, ax = plt.subplots(1, 2, figsize=(13, 4.5))
-    opt = g[g.method.isin(["random", "optimal"])].sort_values("Q")
-    ax[0].plot(opt.Q, opt.time_s, marker="o", label="measured epoch time (optimal buckets)")
-    t1 = float(opt.time_s.iloc[0])
+    opt = g[g.method == "optimal"].sort_values("Q")
+    rnd = g[g.method == "random"]
+    t1 = float(rnd.time_s.iloc[0])
+    ax[0].plot(opt.Q, opt.time_s, marker="o", label="measured epoch time (optimal buckets; Q = 1: eq. 1)")
     ax[0].plot(opt.Q, t1 / opt.bound, ls="--", marker="x", label="padded-cell prediction")
-    ax[0].plot([3], [t1 / SPEEDUP_Q3], marker="*", ms=14, ls="", color="tab:red",
-               label="paper: 4× faster at Q = 3")
+    ax[0].axhline(t1, color="tab:green", ls=":", label="random batches, each padded to its longest")
+    e1 = opt[opt.Q == 1]
+    if len(e1):
+        ax[0].plot([3], [float(e1.time_s.iloc[0]) / SPEEDUP_Q3], marker="*", ms=14, ls="",
+                   color="tab:red", label="paper: 4× faster at Q = 3 (vs eq. 1)")
+    ax[0].plot([3], [t1 / SPEEDUP_Q3], marker="*", ms=10, ls="", color="tab:pink",
+               label="paper: 4× faster at Q = 3 (vs random batches)")
+    ax[0].set_yscale("log")
     ax[0].set(xlabel="Q (buckets; 1 = random batches)", ylabel="epoch time (s)",
               title="Fig. 4: epoch time vs Q")
     ax[0].legend()

@@ -49,8 +49,33 @@ def test_model_averaging_local_equals_emulated():
     np.testing.assert_array_equal(loc.params, emu.params)
     np.testing.assert_allclose(loc.extra["val_loss"], emu.extra["val_loss"], rtol=1e-12)
     nbytes = (loc.params.size + 2) * 8
-    assert emu.comm_s[0, 0] == pytest.approx(allreduce_time(prof, 2, nbytes))
+    # every worker's epoch ends when the slowest has trained and the allreduce is done
+    np.testing.assert_allclose(emu.compute_s + emu.comm_s,
+                               np.broadcast_to(emu.compute_s.max(axis=1, keepdims=True)
+                                               + allreduce_time(prof, 2, nbytes), (2, 2)),
+                               rtol=1e-12)
     assert emu.kind == "emulated" and loc.kind == "measured"
+
+
+def test_gradient_allreduce_local_equals_emulated():
+    data, K, tr, va, cfg = small_problem("allreduce")
+    loc = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=5, workers=2,
+                         backend="local")
+    prof = MachineProfile("test", 1e-5, 1e9, "test")
+    emu = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=5, workers=2,
+                         backend="emulated", profile=prof)
+    np.testing.assert_allclose(emu.params, loc.params, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(emu.extra["val_loss"], loc.extra["val_loss"], rtol=1e-10)
+    assert emu.extra["cells"].sum() == loc.extra["cells"].sum()
+    # one allreduce per global batch of P·k sequences, bytes counted as the measured run does
+    np.testing.assert_array_equal(emu.bytes_sent, loc.bytes_sent)
+    n_batches = emu.bytes_sent[:, 0] / ((loc.params.size + 2) * 8)
+    t_comm = allreduce_time(prof, 2, (loc.params.size + 2) * 8)
+    assert np.all(emu.comm_s.min(axis=1) >= n_batches * t_comm * (1 - 1e-12))
+    # negative control: a different batch size is a different run
+    other = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=replace(cfg, batch_size=2),
+                           seed=5, workers=2, backend="emulated", profile=prof)
+    assert not np.allclose(other.params, loc.params, atol=1e-6)
 
 
 def test_eq3_model_average_with_weight_decay_worked():
@@ -102,3 +127,19 @@ def test_mpi_equals_local(tmp_path, scheme):
                          backend="local")
     z = np.load(out)
     np.testing.assert_allclose(z["params"], loc.params, rtol=0, atol=1e-12)
+
+
+def test_padding_past_the_end_changes_no_update():
+    """Why Fig. 3's eq. 1 curve (every batch padded to the longest sequence) may reuse the
+    random-batch run: the LSTM runs forward in time and CTC reads each sequence's own length,
+    so extra padded steps change neither the loss nor the gradient, only the time."""
+    data, K, tr, va, cfg = small_problem("average")
+    w = SeqWorker(data, K, cfg=cfg, seed=2)
+    idx = np.asarray(tr)[:3]
+    loss_own, g_own = w.grad(idx)  # padded to the batch's longest
+    g_own = g_own.copy()
+    longest = int(data.lengths.max())
+    assert longest > data.lengths[idx].max()
+    loss_max, g_max = w.grad(idx, longest)
+    assert loss_max == pytest.approx(loss_own, rel=1e-13)
+    np.testing.assert_allclose(g_max, g_own, rtol=1e-10, atol=1e-13)

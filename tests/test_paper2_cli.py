@@ -25,8 +25,13 @@ def test_paper2_quick_writes_shared_format(tmp_path):
     assert len(s3) == 1 and s3.kind.iloc[0] == "measured" and s3.ours.iloc[0] > 0
     bound = df[(df.quantity == "padded_cell_bound") & df.condition.str.contains("Q=3;method=optimal")]
     assert bound.ours.iloc[0] > 1  # bucketing must cut padding on this skewed data
-    emu = df[(df.table == "fig5a") & (df.kind == "emulated")]
-    assert len(emu) == 1 and "profile=here" in emu.condition.iloc[0]
+    emu = df[(df.table == "fig5a") & (df.kind == "emulated")]  # --quick emulates 3 workers, both schemes
+    assert sorted(emu.condition.str.extract(r"scheme=(\w+)")[0]) == ["allreduce", "average"]
+    assert emu.condition.str.contains("workers=3;").all() and emu.condition.str.contains("profile=here").all()
+    # the paper's Q = 1 (eq. 1: all padded to the longest) is timed and stands beside its 4×
+    e1 = df[(df.quantity == "speedup_vs_eq1_baseline") & df.condition.str.contains("Q=3;method=optimal")]
+    assert len(e1) == 1 and e1.reported.iloc[0] == 4.0 and e1.ours.iloc[0] > 1
+    assert (df[df.table == "fig2"].kind.iloc[:4] == "measured").all()  # statistics of the data
     summary = json.loads(p.stdout)
     assert summary["meta"]["mode"] == "quick" and len(summary["rows"]) == len(df)
     assert "Quick run" in (d / "report.md").read_text()

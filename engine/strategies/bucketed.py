@@ -281,43 +281,85 @@ def train_bucketed(data: SeqData, n_out: int, *, train_idx, val_idx, cfg: SeqCon
 
 
 def _emulate(P, *, profile, data, n_out, train_idx, val_idx, cfg: SeqConfig, seed) -> RunRecord:
-    """Model averaging with P workers run one after another here: per epoch, each
-    worker's compute is timed; communication is one allreduce of the parameters
-    from ``profile`` (:func:`engine.perfmodel.allreduce_time`)."""
+    """P workers run one after another here, numerically the same run as the SPMD one.
+
+    Model averaging: per epoch each worker's compute is timed; communication is one
+    allreduce of the parameters. Gradient allreduce: per global batch each worker's
+    share is timed, the batch costs the slowest share plus one allreduce of the
+    gradient, and one ADADELTA step is applied (all replicas are identical, so one
+    net and one optimizer stand for all P). Allreduce times come from ``profile``
+    (:func:`engine.perfmodel.allreduce_time`)."""
     from engine.perfmodel import allreduce_time
 
-    if cfg.scheme != "average":
-        raise ValueError("emulation is implemented for the model-averaging scheme")
-    ws = [SeqWorker(data, n_out, cfg=cfg, seed=seed, rank=p, size=P) for p in range(P)]
+    ws = [SeqWorker(data, n_out, cfg=cfg, seed=seed, rank=p, size=P)
+          for p in range(P if cfg.scheme == "average" else 1)]
     bounds = _bounds(data, train_idx, cfg)
     n_par = ws[0].net.n_params
     nbytes = (n_par + 2) * 8
     t_comm = allreduce_time(profile, P, nbytes)
-    comp = np.zeros((cfg.epochs, P))
+    comp = np.zeros((cfg.epochs, P))  # each worker's own compute
+    comm_s = np.zeros((cfg.epochs, P))  # modelled allreduce + waiting for the slowest share
+    n_msgs = np.zeros(cfg.epochs)  # allreduces per epoch
     evals = np.zeros((cfg.epochs, 5))
     cells = np.zeros(cfg.epochs)
-    ev0 = np.zeros(4)
-    for p, w in enumerate(ws):
-        ev0 += w.evaluate(np.asarray(val_idx)[p::P])
+
+    def evaluate():
+        ev = np.zeros(4)
+        for p in range(P):  # rank p evaluates every P-th validation sequence
+            ev += ws[p % len(ws)].evaluate(np.asarray(val_idx)[p::P])
+        return ev
+
+    ev0 = evaluate()
     for e in range(cfg.epochs):
-        perms = [w.order_rng.permutation(train_idx) for w in ws]  # identical: shared stream
-        acc = np.zeros(n_par + 2)
-        for p, w in enumerate(ws):
+        if cfg.scheme == "average":
+            perms = [w.order_rng.permutation(train_idx) for w in ws]  # identical: shared stream
+            acc = np.zeros(n_par + 2)
+            for p, w in enumerate(ws):
+                t = perf_counter()
+                batches = w.schedule(perms[p][p::P], bounds, batch_size=cfg.batch_size, rng=w.rng)
+                loss, c = w.train_portion(batches)
+                comp[e, p] = perf_counter() - t
+                cells[e] += c
+                acc[:n_par] += w.net.params  # rank order, as LocalComm sums
+                acc[n_par] += loss
+            acc[:n_par] /= P
+            for w in ws:
+                w.decay(acc[:n_par])
+            evals[e, 0] = acc[n_par]
+            comm_s[e] = t_comm + comp[e].max() - comp[e]
+            n_msgs[e] = 1
+        else:
+            w = ws[0]
+            batches = w.schedule(train_idx, bounds, batch_size=cfg.batch_size * P, rng=w.order_rng)
+            tot = 0.0
+            for bt in batches:
+                acc = np.zeros(n_par + 2)
+                tb = np.zeros(P)  # (P,) this batch's compute per worker
+                for p in range(P):
+                    mine = bt.idx[p::P]
+                    if not mine.size:
+                        continue
+                    t = perf_counter()
+                    loss, g = w.grad(mine, bt.pad_len)
+                    acc[:n_par] += g  # rank order, as LocalComm sums
+                    tb[p] = perf_counter() - t
+                    acc[n_par] += loss
+                    acc[n_par + 1] += mine.size
+                    cells[e] += mine.size * bt.pad_len
+                comp[e] += tb
+                comm_s[e] += t_comm + tb.max() - tb  # the step waits for the slowest share
+                t = perf_counter()
+                w.opt.step(w.net.params, acc[:n_par], int(acc[n_par + 1]))
+                comp[e] += perf_counter() - t  # every replica applies the step
+                tot += acc[n_par]
             t = perf_counter()
-            batches = w.schedule(perms[p][p::P], bounds, batch_size=cfg.batch_size, rng=w.rng)
-            loss, c = w.train_portion(batches)
-            comp[e, p] = perf_counter() - t
-            cells[e] += c
-            acc[:n_par] += w.net.params  # rank order, as LocalComm sums
-            acc[n_par] += loss
-        acc[:n_par] /= P
-        for w in ws:
-            w.decay(acc[:n_par])
-        evals[e, 0] = acc[n_par]
-        for p, w in enumerate(ws):
-            evals[e, 1:] += w.evaluate(np.asarray(val_idx)[p::P])
-    res = [{"log": np.stack([comp[:, p], np.full(cfg.epochs, t_comm), np.full(cfg.epochs, nbytes)],
-                            axis=1), "evals": evals, "ev0": ev0, "cells": cells if p == 0 else np.zeros(cfg.epochs),
+            w.decay(w.net.params.copy())
+            comp[e] += perf_counter() - t
+            evals[e, 0] = tot
+            n_msgs[e] = len(batches)
+        evals[e, 1:] = evaluate()
+    res = [{"log": np.stack([comp[:, p], comm_s[:, p], n_msgs * nbytes], axis=1),
+            "evals": evals, "ev0": ev0, "cells": cells if p == 0 else np.zeros(cfg.epochs),
             "wall": float("nan"), "params": ws[0].net.params.copy() if p == 0 else None}
            for p in range(P)]
     return _record(res, kind="emulated", P=P, cfg=cfg, n_train=len(train_idx), profile=profile.name)
