@@ -35,36 +35,50 @@ class MachineProfile:
         return asdict(self)
 
 
-def _pingpong(comm, small: int, large: int, reps: int):
-    out = {}
-    for n in (small, large):
-        x = np.zeros(n)
-        recv = np.empty((comm.size, n))
-        for _ in range(max(10, reps // 10)):
+def _pingpong(comm, small: int, large: int, reps: int, bursts: int):
+    """Per size, ``bursts`` timed bursts of reps/bursts allgathers, the sizes interleaved
+    so that load hits both alike; returns {size: [seconds per allgather of each burst]}."""
+    per = max(1, reps // bursts)
+    out = {n: [] for n in (small, large)}
+    bufs = {n: (np.zeros(n), np.empty((comm.size, n))) for n in (small, large)}
+    for n, (x, recv) in bufs.items():
+        for _ in range(max(10, per)):  # warm-up
             comm.allgather(x, recv)
-        comm.barrier()
-        t = perf_counter()
-        for _ in range(reps):
-            comm.allgather(x, recv)
-        out[n] = (perf_counter() - t) / reps
+    for _ in range(bursts):
+        for n, (x, recv) in bufs.items():
+            comm.barrier()
+            t = perf_counter()
+            for _ in range(per):
+                comm.allgather(x, recv)
+            out[n].append((perf_counter() - t) / per)
     return out
 
 
-def measure_here(*, small: int = 8, large: int = 1 << 16, reps: int = 2000) -> MachineProfile:
+def measure_here(*, small: int = 8, large: int = 1 << 16, reps: int = 2000,
+                 bursts: int = 20) -> MachineProfile:
     """Profile ``here``: allgather between 2 local processes through shared memory.
 
     With P = 2 the model reads T(s) = α + s/β, so α is the time of a small
-    allgather and β follows from the extra time of a large one.
+    allgather and β follows from the extra time of a large one. Each time is the
+    median over ``bursts`` interleaved bursts: one descheduling of a process on a
+    shared machine can take milliseconds and, in a mean, swamp microsecond
+    allgathers (a mean of 500 once gave α = 128 µs and t(large) < t(small)).
     """
     from engine.comm.local import run_local
 
-    t = run_local(_pingpong, 2, small, large, reps, max_elems=large)[0]
+    b = run_local(_pingpong, 2, small, large, reps, bursts, max_elems=large)[0]
+    t = {n: float(np.median(v)) for n, v in b.items()}
     alpha = t[small]
-    beta = (large - small) * 8 / max(t[large] - t[small], 1e-12)
+    if t[large] <= t[small]:
+        raise RuntimeError(f"allgather of {large} float64 measured no slower than of {small} "
+                           f"({t[large]:.3g} s vs {t[small]:.3g} s): the machine is too noisy "
+                           "to profile; rerun when it is quieter")
+    beta = (large - small) * 8 / (t[large] - t[small])
     return MachineProfile(
         "here", alpha, beta,
-        source=(f"measured at start-up: mean of {reps} shared-memory allgathers "
-                f"between 2 local processes, {small} and {large} float64 per rank"))
+        source=(f"measured at start-up: median of {bursts} interleaved bursts of "
+                f"{max(1, reps // bursts)} shared-memory allgathers between 2 local processes, "
+                f"{small} and {large} float64 per rank"))
 
 
 def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) -> float:

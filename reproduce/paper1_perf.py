@@ -21,7 +21,7 @@ from engine.strategies.network_parallel import NPMaster, NPSlave, hidden_blocks
 N_I, N_O = 156, 56
 
 
-def _best_of(fn, reps: int) -> float:
+def _median_of(fn, reps: int) -> float:
     """Median seconds of ``reps`` calls after a warm-up (the typical step, comparable
     with the wall clock of a measured run on the same shared machine)."""
     fn()
@@ -55,7 +55,7 @@ def slave_step_seconds(strategy: str, *, N_h: int, B: int, P: int, forward: bool
                 _, k = s.forward(x)
                 if not forward:
                     s.update(e, k)
-            return _best_of(step, reps)
+            return _median_of(step, reps)
         m = max(1, math.ceil(B / P))
         x, e = _xe(m, rng)
         ws = full.workspace(m)
@@ -66,7 +66,7 @@ def slave_step_seconds(strategy: str, *, N_h: int, B: int, P: int, forward: bool
             if not forward:
                 full.backward(e, cache, out=g)
                 full.params -= 1e-9 * g
-        return _best_of(step, reps)
+        return _median_of(step, reps)
 
 
 def host_seconds(*, B: int, P: int, forward: bool, reps: int, seed: int = 0) -> float:
@@ -88,7 +88,7 @@ def host_seconds(*, B: int, P: int, forward: bool, reps: int, seed: int = 0) -> 
         for p in range(1, P):
             np.add(out, part[p], out=out)
         master.f_o.f(out, out)
-    return _best_of(fwd if forward else train, reps)
+    return _median_of(fwd if forward else train, reps)
 
 
 def calibrate(*, hidden=(100, 250, 500, 1000), bunches=(48, 1000), reps: int = 7) -> dict:
@@ -152,4 +152,4 @@ def _pp_host_seconds(*, N_h: int, P: int, reps: int, forward: bool) -> float:
         np.copyto(acc, parts[0])
         for p in range(1, P):
             np.add(acc, parts[p], out=acc)
-    return _best_of(f, reps)
+    return _median_of(f, reps)

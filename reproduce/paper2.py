@@ -188,7 +188,10 @@ def run_task(task: Task, comm, *, setup: Setup, backend: str, profile: MachinePr
             "time_s": np.cumsum(epoch_s).tolist(),  # training time, validation excluded
             "val_loss": rec.extra["val_loss"].tolist(), "val_loss0": rec.extra["val_loss0"], "val_cer": rec.extra["val_cer"].tolist(),
             "train_loss": rec.extra["train_loss"].tolist(), "cells": rec.extra["cells"].tolist(),
-            "profile": rec.profile, "kind": rec.kind, "load": [load0, os.getloadavg()[0]]}
+            "profile": rec.profile, "kind": rec.kind, "load": [load0, os.getloadavg()[0]],
+            # the profile this run's allreduce was modelled with (measured at the start of the
+            # invocation that ran it, so cached runs may carry different ones)
+            "profile_params": profile.as_dict() if task.kind == "emulated" else None}
 
 
 def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, comm=None,

@@ -261,7 +261,8 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
     f5 = [(t, r) for t, r in results if t.params.get("Q") == setup.fig5_Q
           and t.name in ("train", "allreduce") and t.params.get("order", "short_first") == "short_first"]
     ctx["fig5"] = f5
-    ones = [r for t, r in f5 if t.name == "train" and t.params["workers"] == 1]
+    one_of = {t.params["seed"]: r for t, r in f5 if t.name == "train" and t.params["workers"] == 1}
+    ones = list(one_of.values())
     if ones:
         T1 = float(np.median([r["time_s"][-1] for r in ones]))
         ctx["T1"] = T1
@@ -269,11 +270,19 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
         for t, r in f5:
             if t.params["workers"] == 1:
                 continue
-            groups.setdefault((t.name, t.params["workers"], t.kind), []).append(r)
-        for (name, P, kind), rs in sorted(groups.items()):
-            # at T1, or at the end of a P-worker run that finished its epochs sooner
-            red = [1 - loss_at(r, min(T1, r["time_s"][-1])) / float(np.median(
-                [loss_at(o, min(T1, r["time_s"][-1])) for o in ones])) for r in rs]
+            groups.setdefault((t.name, t.params["workers"], t.kind), []).append((t.params["seed"], r))
+        ctx["fig5_profiles"] = sorted({(r["profile_params"]["latency_s"], r["profile_params"]["bandwidth_Bps"])
+                                       for pairs in groups.values() for _, r in pairs
+                                       if r.get("profile_params")})
+        for (name, P, kind), pairs in sorted(groups.items()):
+            # against the 1-worker run of the same seed, at its training time or at the end
+            # of the P-worker run if that finished its epochs sooner
+            red = []
+            for seed, r in pairs:
+                o = one_of[seed]
+                t_cmp = min(o["time_s"][-1], r["time_s"][-1])
+                red.append(1 - loss_at(r, t_cmp) / loss_at(o, t_cmp))
+            rs = [r for _, r in pairs]
             v, lo, hi = _spread(red)
             prof = rs[0]["profile"] or None
             scheme = "model averaging, eq. (3)" if name == "train" else "gradient allreduce"
@@ -283,11 +292,12 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
                     else "allreduce"), "fraction",
                 reported=LOSS_REDUCTION_6 if (P == GPUS and name == "train") else None, ours=v,
                 low=lo, high=hi, kind=kind, runs=len(rs),
-                note=f"{scheme}; 1 − loss_P/loss_1 at {T1:.0f} s, the 1-worker run's "
-                     f"{setup.epochs}-epoch training time, or at the end of the P-worker run if "
-                     "it finished sooner (paper: at 30 h)"))
+                note=f"{scheme}; 1 − loss_P/loss_1 against the 1-worker run of the same seed at "
+                     f"its {setup.epochs}-epoch training time (median {T1:.0f} s), or at the end "
+                     "of the P-worker run if it finished sooner (paper: at 30 h)"))
             # one epoch of P workers is one pass over the data (each worker its n/P share)
-            sp = [(T1 / setup.epochs) / (r["time_s"][-1] / r["epochs"]) for r in rs]
+            sp = [(one_of[seed]["time_s"][-1] / setup.epochs) / (r["time_s"][-1] / r["epochs"])
+                  for seed, r in pairs]
             if sp and name == "train":
                 v, lo, hi = _spread(sp)
                 rows.append(R.row(NAME, "fig5b", "time_per_pass_speedup",
