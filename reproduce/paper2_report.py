@@ -344,14 +344,16 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     figs.append("fig2_lengths.png")
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
-    for ln in ctx["fig3"]:
+    colors = sns.color_palette(n_colors=len(ctx["fig3"]))
+    for c, ln in zip(colors, ctx["fig3"]):
         for i, r in enumerate(ln["runs"]):
             lab = ln["label"] + (f", run {i + 1}" if len(ln["runs"]) > 1 else "")
             ls = ":" if ln["note"] else ("--" if "order" in ln["cond"] else "-")
-            ax[0].plot(*curve(r), marker="o", ms=3, ls=ls, label=lab)
+            mk = "os^"[i % 3]
+            ax[0].plot(*curve(r), marker=mk, ms=3, ls=ls, color=c, label=lab)
             if not ln["note"]:  # the eq. 1 curve has the random run's epochs
-                ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker="o", ms=3,
-                           ls=ls, label=lab)
+                ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker=mk, ms=3,
+                           ls=ls, color=c, label=lab)
     ax[0].set(xlabel="training time (s, 1 worker, validation excluded)", ylabel="validation CTC loss",
               title="Fig. 3a: validation loss vs wall clock")
     ax[1].set(xlabel="epoch", ylabel="validation CTC loss", title="Fig. 3b: validation loss vs epoch")
@@ -382,7 +384,7 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     ax[0].plot([3], [t1 / SPEEDUP_Q3], marker="*", ms=10, ls="", color="tab:pink",
                label="paper: 4× faster at Q = 3 (vs random batches)")
     ax[0].set_yscale("log")
-    ax[0].set(xlabel="Q (buckets; 1 = random batches)", ylabel="epoch time (s)",
+    ax[0].set(xlabel="Q (optimal buckets; Q = 1: eq. 1, all padded to the longest)", ylabel="epoch time (s)",
               title="Fig. 4: epoch time vs Q")
     ax[0].legend()
     x = np.arange(len(g))

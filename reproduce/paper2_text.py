@@ -126,8 +126,9 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
                  f"configuration ends its {setup.epochs} epochs) the lowest validation loss among "
                  f"the paper's Q is reached with Q = {int(bq.ours)} (paper: Q = 3). Validation "
                  "loss at that time: " + "; ".join(f"{k} {v:.1f}" for k, v in at_t.items())
-                 + f" nats per sequence (median of {setup.runs} seed{'s' if setup.runs > 1 else ''}). "
-                 f"One run's loss moves by a median {noise:.1f} nats "
+                 + " nats per sequence" + (f" (median of {setup.runs} seeds). " if setup.runs > 1
+                                           else " (one seed). ")
+                 + f"One run's loss moves by a median {noise:.1f} nats "
                  "from one epoch to the next in the second half of training, so differences "
                  "smaller than that are not resolved. Best-path CER after "
                  f"{setup.epochs} epochs (~{n_upd:,} updates): "
@@ -144,9 +145,9 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
         L.append(f"- **Bucket order (§IV.B credits Fig. 5's gain to it)**: Q = {ro['Q']}, 1 worker, "
                  f"after {setup.epochs} epochs shortest-first reaches validation loss "
                  f"{end(sf, 'val_loss'):.1f} (CER {end(sf, 'val_cer'):.2f}), random bucket order "
-                 f"{end(ro, 'val_loss'):.1f} (CER {end(ro, 'val_cer'):.2f}); median of "
-                 f"{len(ro['runs'])} seed{'s' if len(ro['runs']) > 1 else ''}, "
-                 f"compare with the {noise:.1f}-nat epoch-to-epoch movement. Shortest-first also "
+                 f"{end(ro, 'val_loss'):.1f} (CER {end(ro, 'val_cer'):.2f}); "
+                 + (f"median of {len(ro['runs'])} seeds, " if len(ro["runs"]) > 1 else "one seed, ")
+                 + f"compare with the {noise:.1f}-nat epoch-to-epoch movement. Shortest-first also "
                  "ends every epoch on the longest bucket, which is the model that is validated "
                  "(and, with several workers, averaged).")
     red = df[(df.table == "fig5a") & (df.quantity == "val_loss_reduction_vs_1")]
