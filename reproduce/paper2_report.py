@@ -316,6 +316,15 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
     return rows, ctx
 
 
+def _save(fig, out, name: str, figs: list) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    atomic_savefig(fig, out / name, dpi=110)
+    plt.close(fig)
+    figs.append(name)
+
+
 def plots(out, *, data, setup, ctx) -> list[str]:
     import matplotlib
 
@@ -338,10 +347,7 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     ax.set(xlabel="input sequence length (pen points)", ylabel="sequences",
            title=f"Fig. 2: lengths of {len(lengths)} training sequences and the Q = 6 optimal buckets")
     ax.legend()
-    fig.tight_layout()
-    atomic_savefig(fig, out / "fig2_lengths.png", dpi=110)
-    plt.close(fig)
-    figs.append("fig2_lengths.png")
+    _save(fig, out, "fig2_lengths.png", figs)
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
     colors = sns.color_palette(n_colors=len(ctx["fig3"]))
@@ -360,10 +366,7 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     ax[0].legend(fontsize=8)
     for a in ax:
         a.set_yscale("log")
-    fig.tight_layout()
-    atomic_savefig(fig, out / "fig3_val_loss.png", dpi=110)
-    plt.close(fig)
-    figs.append("fig3_val_loss.png")
+    _save(fig, out, "fig3_val_loss.png", figs)
 
     tf = ctx["timing"]
     g = tf.groupby("config", sort=False).agg(method=("method", "first"), Q=("Q", "first"),
@@ -397,10 +400,7 @@ def plots(out, *, data, setup, ctx) -> list[str]:
                      rotation=35, ha="right", fontsize=8)
     ax[1].set(ylabel="× faster than random batches", title="speedup vs bound per method")
     ax[1].legend()
-    fig.tight_layout()
-    atomic_savefig(fig, out / "fig4_epoch_time.png", dpi=110)
-    plt.close(fig)
-    figs.append("fig4_epoch_time.png")
+    _save(fig, out, "fig4_epoch_time.png", figs)
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
     for t, r in sorted(ctx["fig5"], key=lambda tr: (tr[0].params["workers"], tr[0].name)):
@@ -418,10 +418,7 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     ax[0].legend(fontsize=8)
     for a in ax:
         a.set_yscale("log")
-    fig.tight_layout()
-    atomic_savefig(fig, out / "fig5_workers.png", dpi=110)
-    plt.close(fig)
-    figs.append("fig5_workers.png")
+    _save(fig, out, "fig5_workers.png", figs)
     return figs
 
 
