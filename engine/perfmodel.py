@@ -20,6 +20,7 @@ class MachineProfile:
     bandwidth_Bps: float  # β: bytes per second of one link
     source: str  # where α and β come from
     fitted: bool = False  # True when α or β were fitted to a paper's own numbers
+    barrier_model: str = "tree"  # "tree": ⌈log2 P⌉·α; "linear": (P − 1)·α (a spin on P − 1 flags)
 
     def allgather_time(self, P: int, nbytes: int) -> float:
         """Allgather of ``nbytes`` per rank by recursive doubling:
@@ -30,6 +31,24 @@ class MachineProfile:
         if P <= 1:
             return 0.0
         return math.ceil(math.log2(P)) * self.latency_s + (P - 1) * nbytes / self.bandwidth_Bps
+
+    def collective_time(self, op: str, P: int, nbytes: int) -> float:
+        """Time of one collective of P workers, ``nbytes`` per worker: what the emulated
+        backend charges (engine/comm/emulated.py). allgather: :meth:`allgather_time`;
+        allreduce: :func:`allreduce_time`; broadcast: binomial tree, ⌈log2 P⌉·(α + s/β);
+        barrier: ``barrier_model``. Zero for one worker."""
+        if P <= 1:
+            return 0.0
+        steps = math.ceil(math.log2(P))
+        if op == "allgather":
+            return self.allgather_time(P, nbytes)
+        if op == "allreduce":
+            return allreduce_time(self, P, nbytes)
+        if op == "broadcast":
+            return steps * (self.latency_s + nbytes / self.bandwidth_Bps)
+        if op == "barrier":
+            return barrier_time_linear(self, P) if self.barrier_model == "linear" else steps * self.latency_s
+        raise ValueError(f"no cost model for collective {op!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -358,6 +377,24 @@ class SpertModel:
     weight_bytes: int = 4
     latency_s: float = 0.0
     fitted: bool = False
+
+    def collective_time(self, op: str, P: int, nbytes: int) -> float:
+        """Time of one collective of P workers, ``nbytes`` per worker: what the emulated
+        backend charges (engine/comm/emulated.py). allgather: :meth:`allgather_time`;
+        allreduce: :func:`allreduce_time`; broadcast: binomial tree, ⌈log2 P⌉·(α + s/β);
+        barrier: ``barrier_model``. Zero for one worker."""
+        if P <= 1:
+            return 0.0
+        steps = math.ceil(math.log2(P))
+        if op == "allgather":
+            return self.allgather_time(P, nbytes)
+        if op == "allreduce":
+            return allreduce_time(self, P, nbytes)
+        if op == "broadcast":
+            return steps * (self.latency_s + nbytes / self.bandwidth_Bps)
+        if op == "barrier":
+            return barrier_time_linear(self, P) if self.barrier_model == "linear" else steps * self.latency_s
+        raise ValueError(f"no cost model for collective {op!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -1,6 +1,8 @@
-"""Per-round, per-worker timing and the RunRecord every strategy returns."""
+"""Per-round, per-worker timing: the clock every communicator keeps, and the RunRecord
+every strategy returns."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import perf_counter
 
@@ -25,13 +27,92 @@ class RoundLog:
         return self._buf[: self.n]
 
 
+class WorkerClock:
+    """One worker's time accounts, kept by its communicator (DESIGN.md, "Strategies").
+
+    Compute is the time between collectives, communication the time inside them;
+    a strategy only marks where its rounds end (:meth:`end_round`) and which work
+    is not part of training (:meth:`untimed`). The communicator calls
+    :meth:`enter` and :meth:`leave` around every collective, so no strategy holds
+    a stopwatch and the emulated backend can charge a modelled time instead of
+    the measured one (``leave(comm_s=...)``). Nothing is counted before
+    :meth:`start`.
+    """
+
+    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_paused")
+
+    def __init__(self):
+        self.log = RoundLog(4096)
+        self.t0 = float("nan")
+        self._t = None  # perf_counter of the last boundary; None: not counting
+        self._compute = self._comm = self._bytes = 0.0
+        self._paused = False
+
+    @property
+    def running(self) -> bool:
+        return self._t is not None and not self._paused
+
+    def start(self) -> None:
+        self._t = self.t0 = perf_counter()
+        self._compute = self._comm = self._bytes = 0.0
+
+    def enter(self) -> float:
+        """A collective begins: the compute since the last boundary is booked; returns it."""
+        if not self.running:
+            return 0.0
+        now = perf_counter()
+        seg, self._t = now - self._t, now
+        self._compute += seg
+        return seg
+
+    def leave(self, nbytes: float, comm_s: float | None = None) -> None:
+        """A collective ended: book its time (measured unless ``comm_s`` is given) and bytes."""
+        if not self.running:
+            return
+        now = perf_counter()
+        self._comm += (now - self._t) if comm_s is None else comm_s
+        self._bytes += nbytes
+        self._t = now
+
+    def end_round(self, nbytes: float | None = None) -> None:
+        """Close a round: one row (compute s, communication s, bytes) of the log.
+        ``nbytes`` overrides the bytes the collectives moved (a strategy that counts
+        bytes as the paper's machine moves them)."""
+        if not self.running:
+            raise RuntimeError("end_round() before start() or inside untimed()")
+        now = perf_counter()
+        self._compute += now - self._t
+        self._t = now
+        self.log.add(self._compute, self._comm, self._bytes if nbytes is None else nbytes)
+        self._compute = self._comm = self._bytes = 0.0
+
+    @contextmanager
+    def untimed(self):
+        """Work inside is neither compute nor communication (evaluation, checks)."""
+        if not self.running:
+            yield
+            return
+        self.enter()
+        self._paused = True
+        try:
+            yield
+        finally:
+            self._paused = False
+            self._t = perf_counter()
+
+    def wall(self) -> float:
+        return perf_counter() - self.t0
+
+
 @dataclass
 class RunRecord:
     """What every strategy reports (DESIGN.md, "Strategies").
 
     ``compute_s`` and ``comm_s`` are (rounds, workers); ``bytes_sent`` is
     (rounds, workers). For an emulated run ``comm_s`` comes from the
-    communication model of ``profile`` and ``kind`` is "emulated".
+    communication model of ``profile`` (plus the wait for the slowest peer) and
+    ``kind`` is "emulated". Built from the workers' clocks by
+    :func:`engine.parallel.driver.record`.
     """
 
     strategy: str
@@ -52,18 +133,19 @@ class RunRecord:
 
     @property
     def time_s(self) -> float:
-        """Time to train: wall clock if measured; else Σ_rounds (max_p compute + comm)."""
+        """Time to train: the measured wall clock; for an emulated run the virtual finish
+        time of the slowest worker, max_p Σ_rounds (compute + communication), where an
+        emulated worker's communication includes its wait for the slowest peer at every
+        collective (engine/comm/emulated.py), as a measured worker's does."""
         if self.kind == "measured":
             return self.wall_s
-        return float(self.compute_s.max(axis=1).sum() + self.comm_s.max(axis=1).sum())
+        return float((self.compute_s + self.comm_s).sum(axis=0).max())
 
     @property
     def comm_share(self) -> float:
-        """Share of the time spent communicating (mean over workers for measured runs)."""
-        if self.kind == "measured":
-            return float(self.comm_s.sum(axis=0).mean() / self.wall_s) if self.wall_s > 0 else 0.0
+        """Share of the time spent in collectives (waiting included), mean over workers."""
         t = self.time_s
-        return float(self.comm_s.max(axis=1).sum() / t) if t > 0 else 0.0
+        return float(self.comm_s.sum(axis=0).mean() / t) if t > 0 else 0.0
 
     def summary(self) -> dict:
         return {

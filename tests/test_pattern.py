@@ -139,7 +139,10 @@ def test_pattern_parallel_equals_serial_for_the_same_patterns(backend, P, combin
     assert np.all(rec.bytes_sent == nbytes)
     if backend == "emulated":
         assert rec.profile == "test"
-        assert np.all(rec.comm_s == PROFILE.allgather_time(P, nbytes))
+        # the modelled allgather plus each worker's wait for the slowest: the slowest waits 0
+        cost = PROFILE.allgather_time(P, nbytes)
+        assert np.allclose(rec.comm_s.min(axis=1), cost, rtol=1e-9, atol=0)
+        assert np.all(rec.comm_s >= cost * (1 - 1e-9))
     assert rec.extra["local_epoch"] == M and rec.extra["cfg_combine"] == combine
     check_against_reference(rec, P, cfg)
 

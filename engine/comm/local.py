@@ -47,6 +47,7 @@ class LocalComm(Communicator):
     kind = "local"
 
     def __init__(self, rank: int, size: int, ctrl, data, max_elems: int, mp_barrier=None):
+        super().__init__()
         self.rank, self.size = rank, size
         self._ctrl = _words(ctrl)  # generation word per rank, abort word last
         self._me = rank * _LINE
@@ -61,7 +62,7 @@ class LocalComm(Communicator):
         self._mp_barrier = mp_barrier
 
     # -- synchronisation ------------------------------------------------------
-    def barrier(self) -> None:
+    def _barrier(self) -> None:
         if self._mp_barrier is not None:
             self._mp_barrier.wait()
             return
@@ -92,19 +93,22 @@ class LocalComm(Communicator):
         return v
 
     # -- collectives ----------------------------------------------------------
-    def allgather(self, sendbuf, recvbuf=None):
+    def _max_words(self) -> int:
+        return self._max
+
+    def _allgather(self, sendbuf, recvbuf):
         mine, rows, _ = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
-        self.barrier()
+        self._barrier()
         if recvbuf is None:
             recvbuf = np.empty((self.size,) + np.shape(sendbuf))
         np.copyto(recvbuf.reshape(rows.shape), rows)
         return recvbuf
 
-    def allreduce(self, sendbuf, out=None):
+    def _allreduce(self, sendbuf, out):
         mine, rows, each = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
-        self.barrier()
+        self._barrier()
         if out is None:
             out = np.empty(np.shape(sendbuf))
         o = out.reshape(-1)
@@ -116,11 +120,11 @@ class LocalComm(Communicator):
                 o += each[r]
         return out
 
-    def broadcast(self, buf, root=0):
+    def _broadcast(self, buf, root):
         _, rows, each = self._views(buf.size)
         if self.rank == root:
             np.copyto(each[root], buf.reshape(-1))
-        self.barrier()
+        self._barrier()
         if self.rank != root:
             np.copyto(buf.reshape(-1), each[root])
         return buf

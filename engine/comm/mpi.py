@@ -13,6 +13,7 @@ class MPIComm(Communicator):
     kind = "mpi"
 
     def __init__(self, comm=None):
+        super().__init__()
         from mpi4py import MPI
 
         self._MPI = MPI
@@ -26,14 +27,14 @@ class MPIComm(Communicator):
         sub = self.comm.Split(color, self.rank)
         return MPIComm(sub) if sub != self._MPI.COMM_NULL else None
 
-    def allgather(self, sendbuf, recvbuf=None):
+    def _allgather(self, sendbuf, recvbuf):
         x = np.ascontiguousarray(sendbuf, dtype=np.float64)
         if recvbuf is None:
             recvbuf = np.empty((self.size,) + x.shape)
         self.comm.Allgather(x, recvbuf)
         return recvbuf
 
-    def allreduce(self, sendbuf, out=None):
+    def _allreduce(self, sendbuf, out):
         x = np.ascontiguousarray(sendbuf, dtype=np.float64)
         if out is None:
             out = np.empty_like(x)
@@ -45,15 +46,16 @@ class MPIComm(Communicator):
         self.comm.Allreduce(x, out, op=self._MPI.SUM)
         return out
 
-    def broadcast(self, buf, root=0):
+    def _broadcast(self, buf, root):
         self.comm.Bcast(buf, root=root)
         return buf
 
-    def barrier(self):
+    def _barrier(self):
         self.comm.Barrier()
 
     def gather_objects(self, obj, root=0):
-        return self.comm.gather(obj, root=root)
+        with self.clock.untimed():
+            return self.comm.gather(obj, root=root)
 
     def abort(self, code: int = 1) -> None:
         self.comm.Abort(code)

@@ -30,15 +30,14 @@ import math
 import os
 import signal
 from dataclasses import asdict, dataclass
-from time import perf_counter
 
 import numpy as np
 
-from engine.comm.base import InProcessComm
+from engine.parallel import driver
 from engine.losses import get_loss, mean_squared_error, per_pattern_squared_error
 from engine.nets.mlp import MLP
 from engine.optim import SGD
-from engine.timing import RoundLog, RunRecord, Stopwatch
+from engine.timing import RunRecord
 
 
 @dataclass(frozen=True)
@@ -65,9 +64,7 @@ class PPTConfig:
 
 def worker_seeds(seed: int, rank: int):
     """(init stream shared by all workers, this rank's sampling stream)."""
-    shared = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
-    own = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, rank)))
-    return shared, own
+    return driver.stream(seed, 0), driver.stream(seed, 1, rank)
 
 
 class PPTWorker:
@@ -157,121 +154,46 @@ def _fire(fault, round_: int) -> None:
 
 def ppt_worker(comm, *, sizes, activation, X, T, cfg: PPTConfig, seed: int,
                trace: bool = False, init_scale: float = 1.0) -> dict:
-    """SPMD body: the same code on every rank of any communicator."""
+    """SPMD body: the same code on every rank of any communicator; one round per allgather."""
     P = comm.size
     w = PPTWorker(sizes, activation, X, T, rank=comm.rank, size=P, cfg=cfg, seed=seed,
                   init_scale=init_scale, trace=trace)
     fault = _injected_fault(comm.rank)
     recv = np.empty((P, w.msg.size))  # (P, n_params + 1)
-    log = RoundLog(4096)
     curve = []
     done = False
-    sw = Stopwatch()
-    comm.barrier()
-    t0 = perf_counter()
-    sw.lap()
+    comm.start_clock()
     for r in range(cfg.max_rounds(w.n, P)):
         if fault is not None:
             _fire(fault, r)
         w.local_round()
-        tc = sw.lap()
         comm.allgather(w.msg, recv)
-        tm = sw.lap()
         done = w.apply(recv)
-        log.add(tc + sw.lap(), tm, w.msg.nbytes)
+        comm.clock.end_round()
         curve.append(w.estimate)
         if done:
             break
-    wall = perf_counter() - t0
-    return {"log": log.array, "wall": wall, "converged": done, "curve": np.asarray(curve),
+    return {"converged": done, "curve": np.asarray(curve),
             "final_mse": w.final_mse if done else w.full_mse(),
             "params": w.net.params.copy() if comm.rank == 0 else None,
             "trace": w.trace}
 
 
-def _record(results: list, *, kind: str, P: int, m: int, n: int, cfg: PPTConfig,
-            profile: str = "") -> RunRecord:
-    logs = np.stack([r["log"] for r in results], axis=1)  # (rounds, P, 3)
-    r0 = results[0]
-    rounds = logs.shape[0]
-    return RunRecord(
-        strategy="pattern", workers=P, kind=kind, converged=bool(r0["converged"]), rounds=rounds,
-        epochs=rounds * P * m / n, final_mse=float(r0["final_mse"]), loss_curve=r0["curve"],
-        compute_s=logs[:, :, 0], comm_s=logs[:, :, 1], bytes_sent=logs[:, :, 2],
-        wall_s=max(r["wall"] for r in results), profile=profile, params=r0["params"],
-        extra={"local_epoch": m, **{f"cfg_{k}": v for k, v in asdict(cfg).items()},
-               "traces": [r["trace"] for r in results] if r0["trace"] is not None else None})
-
-
 def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed: int,
                            workers: int, backend: str = "local", comm=None, profile=None,
                            init_scale: float = 1.0, trace: bool = False) -> RunRecord | None:
-    """Run PPT on ``workers`` workers.
-
-    backend: ``inprocess`` (workers must be 1), ``local`` (forked processes),
-    ``mpi`` (``comm`` is an MPIComm of exactly ``workers`` ranks; returns the
-    record on rank 0, None elsewhere) or ``emulated`` (all workers in this
-    process; communication time from ``profile``, a MachineProfile).
-    """
-    from engine.comm.local import run_local
-
-    n = X.shape[0]
-    kw = dict(sizes=sizes, activation=activation, X=X, T=T, cfg=cfg, seed=seed, trace=trace,
-              init_scale=init_scale)
-    m, P = cfg.local_epoch, workers
-    if backend == "inprocess":
-        if P != 1:
-            raise ValueError("the inprocess backend runs exactly 1 worker")
-        return _record([ppt_worker(InProcessComm(), **kw)], kind="measured", P=1, m=m, n=n, cfg=cfg)
-    if backend == "local":
-        res = run_local(ppt_worker, P, max_elems=MLP(sizes).n_params + 1, **kw)
-        return _record(res, kind="measured", P=P, m=m, n=n, cfg=cfg)
-    if backend == "mpi":
-        if comm is None or comm.size != P:
-            raise ValueError(f"mpi backend needs a communicator of {P} ranks")
-        res = comm.gather_objects(ppt_worker(comm, **kw))
-        return _record(res, kind="measured", P=P, m=m, n=n, cfg=cfg) if comm.rank == 0 else None
-    if backend == "emulated":
-        if profile is None:
-            raise ValueError("emulated runs need a machine profile")
-        return _emulate(P, profile=profile, **kw)
-    raise ValueError(f"unknown backend {backend!r}; use inprocess, local, mpi or emulated")
-
-
-def _emulate(P, *, profile, sizes, activation, X, T, cfg, seed, trace, init_scale) -> RunRecord:
-    """All P workers in this process, one after another; each worker's compute is
-    timed on its own and communication comes from ``profile.allgather_time``.
-    Numerically identical to the SPMD run with the same seed.
-    """
-    n = X.shape[0]
-    ws = [PPTWorker(sizes, activation, X, T, rank=p, size=P, cfg=cfg, seed=seed,
-                    init_scale=init_scale, trace=trace) for p in range(P)]
-    nbytes = ws[0].msg.nbytes
-    t_comm = profile.allgather_time(P, nbytes)
-    recv = np.empty((P, ws[0].msg.size))  # (P, n_params + 1)
-    rows = []  # per round: (P,) compute seconds
-    curve = []
-    done = False
-    tc = np.empty(P)  # (P,)
-    for _ in range(cfg.max_rounds(n, P)):
-        for p, w in enumerate(ws):
-            t = perf_counter()
-            recv[p] = w.local_round()
-            tc[p] = perf_counter() - t
-        for p, w in enumerate(ws):
-            t = perf_counter()
-            d = w.apply(recv)
-            tc[p] += perf_counter() - t
-            if p == 0:
-                done = d
-        rows.append(tc.copy())
-        curve.append(ws[0].estimate)
-        if done:
-            break
-    c = np.asarray(rows)  # (rounds, P)
-    res = [{"log": np.stack([c[:, p], np.full(len(c), t_comm), np.full(len(c), nbytes)], axis=1),
-            "wall": float("nan"), "converged": done, "curve": np.asarray(curve),
-            "final_mse": ws[0].final_mse if done else ws[0].full_mse(),
-            "params": ws[0].net.params.copy() if p == 0 else None, "trace": w.trace}
-           for p, w in enumerate(ws)]
-    return _record(res, kind="emulated", P=P, m=cfg.local_epoch, n=n, cfg=cfg, profile=profile.name)
+    """Run PPT on ``workers`` workers of any backend of :func:`engine.parallel.driver.run`
+    (``mpi``: ``comm`` has exactly ``workers`` ranks and the record comes back on rank 0,
+    None elsewhere; ``emulated``: communication charged by ``profile``)."""
+    res = driver.run(ppt_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=MLP(sizes).n_params + 1, sizes=sizes, activation=activation,
+                     X=X, T=T, cfg=cfg, seed=seed, trace=trace, init_scale=init_scale)
+    if res is None:
+        return None
+    r0, m = res[0], cfg.local_epoch
+    return driver.record(
+        res, strategy="pattern", backend=backend, profile=profile, converged=r0["converged"],
+        epochs=len(r0["log"]) * len(res) * m / X.shape[0], final_mse=r0["final_mse"],
+        loss_curve=r0["curve"], params=r0["params"],
+        extra={"local_epoch": m, **{f"cfg_{k}": v for k, v in asdict(cfg).items()},
+               "traces": [r["trace"] for r in res] if r0["trace"] is not None else None})

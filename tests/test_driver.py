@@ -1,0 +1,158 @@
+"""The driver and its backends: one worker function, four backends, one set of answers.
+
+The collectives of every backend are checked against numpy; the emulated
+backend's virtual clock against a worked example (workers that sleep known
+times, a profile with a known cost); faults against their messages.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from engine.comm.base import WorkerError
+from engine.parallel import driver
+from engine.perfmodel import MachineProfile
+
+FREE = MachineProfile("free", 0.0, float("inf"), "test: free communication")
+SLOW = MachineProfile("slow", 1e-3, 1e6, "test: 1 ms a step, 1 MB/s")
+
+
+def collectives(comm, *, n: int):
+    r, P = comm.rank, comm.size
+    x = np.arange(n, dtype=float) + 10.0 * r  # (n,)
+    comm.start_clock()
+    g = comm.allgather(x)  # (P, n)
+    s = comm.allreduce(x)
+    b = x.copy()
+    comm.broadcast(b, root=P - 1)
+    comm.barrier()
+    comm.clock.end_round()
+    objs = comm.gather_objects({"rank": r, "name": "w" * r})
+    return {"g": g, "s": s, "b": b, "objs": objs}
+
+
+@pytest.mark.parametrize("backend,P", [("inprocess", 1), ("local", 2), ("local", 3),
+                                       ("emulated", 1), ("emulated", 4), ("emulated", 7)])
+def test_collectives_on_every_backend(backend, P):
+    res = driver.run(collectives, workers=P, backend=backend, profile=FREE, n=5)
+    xs = np.stack([np.arange(5.0) + 10.0 * r for r in range(P)])  # (P, 5)
+    for r, out in enumerate(res):
+        np.testing.assert_array_equal(out["g"], xs)
+        np.testing.assert_array_equal(out["s"], xs.sum(axis=0))
+        np.testing.assert_array_equal(out["b"], xs[P - 1])
+        assert out["log"].shape == (1, 3)
+        assert (out["objs"] is None) == (r != 0)
+    assert res[0]["objs"] == [{"rank": r, "name": "w" * r} for r in range(P)]
+
+
+def test_gather_objects_larger_than_the_local_slot():
+    def fn(comm):
+        return {"o": comm.gather_objects(list(range(3000 * (comm.rank + 1))))}
+
+    res = driver.run(fn, workers=2, backend="local", max_elems=64)
+    assert res[0]["o"] == [list(range(3000)), list(range(6000))]
+
+
+def sleepy(comm, *, naps, rounds: int = 2):
+    """Rank r computes naps[r] seconds (a sleep) before each allgather of 100 float64."""
+    comm.start_clock()
+    for _ in range(rounds):
+        time.sleep(naps[comm.rank])
+        comm.allgather(np.zeros(100))
+        comm.clock.end_round()
+    with comm.clock.untimed():
+        time.sleep(0.02)  # never booked
+        comm.allreduce(np.zeros(3))
+    return {}
+
+
+def test_emulated_virtual_clock_worked_example():
+    naps = [0.002, 0.010, 0.005]
+    cost = SLOW.allgather_time(3, 800)  # 2·1 ms + 2·800 B / 1 MB/s = 3.6 ms
+    assert cost == pytest.approx(3.6e-3)
+    rec = driver.record(driver.run(sleepy, workers=3, backend="emulated", profile=SLOW, naps=naps),
+                        strategy="t", backend="emulated", profile=SLOW, converged=True, epochs=1,
+                        final_mse=0.0, loss_curve=[])
+    assert rec.kind == "emulated" and rec.profile == "slow" and np.isnan(rec.wall_s)
+    assert rec.compute_s.shape == (2, 3)
+    np.testing.assert_allclose(rec.compute_s, [naps, naps], atol=2e-3)
+    # every worker leaves the allgather when the slowest arrives plus the cost
+    wait = max(naps) - rec.compute_s
+    np.testing.assert_allclose(rec.comm_s, wait + cost, atol=5e-4)  # a row also holds the tail
+    np.testing.assert_allclose(rec.comm_s[:, 1], cost, rtol=1e-9)  # the slowest does not wait
+    assert rec.time_s == pytest.approx(2 * (rec.compute_s.max(axis=1).mean() + cost), abs=5e-4)
+    assert rec.time_s < 2 * (0.010 + cost) + 4e-3  # the untimed 20 ms nap is not in it
+
+
+def test_emulated_with_free_profile_is_the_compute_only_composition():
+    rec = driver.record(driver.run(sleepy, workers=3, backend="emulated", profile=FREE,
+                                   naps=[0.001, 0.004, 0.002]),
+                        strategy="t", backend="emulated", profile=FREE, converged=True, epochs=1,
+                        final_mse=0.0, loss_curve=[])
+    # the old composition: Σ_rounds max_p compute
+    assert rec.time_s == pytest.approx(rec.compute_s.max(axis=1).sum(), abs=5e-4)
+
+
+def test_measured_clock_books_compute_and_communication():
+    rec = driver.record(driver.run(sleepy, workers=2, backend="local", naps=[0.001, 0.02]),
+                        strategy="t", backend="local", converged=True, epochs=1, final_mse=0.0,
+                        loss_curve=[])
+    assert rec.kind == "measured" and rec.wall_s >= 0.04
+    assert rec.compute_s[:, 1].min() >= 0.02 and rec.compute_s[:, 0].max() < 0.015
+    assert rec.comm_s[:, 0].min() >= 0.015  # rank 0 waits for rank 1 in the allgather
+    assert np.all(rec.bytes_sent == 800)
+
+
+def raiser(comm, *, bad: int):
+    comm.start_clock()
+    comm.barrier()
+    if comm.rank == bad:
+        raise ValueError("boom")
+    comm.barrier()
+    return {}
+
+
+@pytest.mark.parametrize("backend,P", [("emulated", 3), ("local", 2)])
+def test_a_worker_that_raises_is_named(backend, P):
+    with pytest.raises(WorkerError, match=f"worker {P - 1}: ValueError: boom"):
+        driver.run(raiser, workers=P, backend=backend, profile=FREE, bad=P - 1)
+
+
+def test_mismatched_collectives_fail_on_the_emulated_backend():
+    def fn(comm):
+        comm.barrier()
+        if comm.rank == 0:
+            comm.barrier()
+        return {}
+
+    with pytest.raises(WorkerError, match="collectives do not match"):
+        driver.run(fn, workers=2, backend="emulated", profile=FREE)
+
+    def other_op(comm):
+        comm.allreduce(np.zeros(2)) if comm.rank else comm.barrier()
+        return {}
+
+    with pytest.raises(WorkerError, match="do not match"):
+        driver.run(other_op, workers=2, backend="emulated", profile=FREE)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="exactly 1 worker"):
+        driver.run(collectives, workers=2, backend="inprocess", n=1)
+    with pytest.raises(ValueError, match="unknown backend"):
+        driver.run(collectives, workers=1, backend="gpu", n=1)
+    with pytest.raises(ValueError, match="machine profile"):
+        driver.run(collectives, workers=2, backend="emulated", n=1)
+    with pytest.raises(ValueError, match="workers must be"):
+        driver.run(collectives, workers=True, backend="local", n=1)
+
+
+def test_streams_are_keyed_by_seed_and_key():
+    a = driver.stream(5, 1, 0).random(3)
+    np.testing.assert_array_equal(a, driver.stream(5, 1, 0).random(3))
+    assert not np.array_equal(a, driver.stream(5, 1, 1).random(3))  # another rank
+    assert not np.array_equal(a, driver.stream(6, 1, 0).random(3))  # another seed
+    ref = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(1, 0))).random(3)
+    np.testing.assert_array_equal(a, ref)
