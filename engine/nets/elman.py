@@ -39,70 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.activations import get_activation
+from engine.data import SeqBatch, Sequences  # noqa: F401  (Sequences: re-exported)
 from engine.losses import get_loss
 
-
-# ---- data: a set of sequences ------------------------------------------------------------
-@dataclass(frozen=True)
-class Sequences:
-    """Patterns of many sequences back to back: sequence i is rows starts[i]:starts[i+1]."""
-
-    X: np.ndarray  # (N, n_in)
-    T: np.ndarray  # (N, n_out)
-    starts: np.ndarray  # (n_seq + 1,) int, starts[0] = 0, starts[-1] = N
-
-    def __post_init__(self):
-        s = np.asarray(self.starts)
-        if s[0] != 0 or s[-1] != len(self.X) or np.any(np.diff(s) < 1) or len(self.T) != len(self.X):
-            raise ValueError("starts must rise strictly from 0 to the number of patterns")
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.starts)
-
-    @property
-    def n_seq(self) -> int:
-        return len(self.starts) - 1
-
-    @property
-    def n_patterns(self) -> int:
-        return len(self.X)
-
-    def batch(self, ids) -> "Batch":
-        """Pad sequences ``ids`` into one time-major batch (L = their longest)."""
-        ids = np.asarray(ids, dtype=np.int64)
-        lens = self.lengths[ids]
-        L, S = int(lens.max()), len(ids)
-        X = np.zeros((L, S, self.X.shape[1]))  # (L, S, n_in)
-        T = np.zeros((L, S, self.T.shape[1]))  # (L, S, n_out)
-        mask = np.zeros((L, S))  # (L, S)
-        for j, i in enumerate(ids):
-            a, b = self.starts[i], self.starts[i + 1]
-            X[: b - a, j] = self.X[a:b]
-            T[: b - a, j] = self.T[a:b]
-            mask[: b - a, j] = 1.0
-        return Batch(X, T, mask, ids)
-
-    def batches(self, ids=None, *, chunk: int = 64) -> list["Batch"]:
-        """The sequences ``ids`` (default all) sorted by length, cut into batches of
-        at most ``chunk`` sequences, so padding is small and memory bounded."""
-        ids = np.arange(self.n_seq) if ids is None else np.asarray(ids, dtype=np.int64)
-        if len(ids) == 0:
-            return []
-        ids = ids[np.argsort(-self.lengths[ids], kind="stable")]
-        return [self.batch(ids[k:k + chunk]) for k in range(0, len(ids), chunk)]
-
-
-@dataclass(frozen=True)
-class Batch:
-    X: np.ndarray  # (L, S, n_in)
-    T: np.ndarray  # (L, S, n_out)
-    mask: np.ndarray  # (L, S)
-    ids: np.ndarray  # (S,) sequence numbers
-
-    @property
-    def n_patterns(self) -> int:
-        return int(self.mask.sum())
+Batch = SeqBatch  # the old name of the Elman net's batch
 
 
 @dataclass

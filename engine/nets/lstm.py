@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.data import pad_batch  # noqa: F401  (re-exported: its old home)
+
 
 def _sigmoid(x, out):
     # σ(x) = ½(1 + tanh(x/2)): no overflow for large |x|
@@ -141,18 +143,3 @@ class LSTM:
         if need_dx:
             return g, (dZ2 @ self.view(p, "Wx").T).reshape(x.shape)
         return g
-
-
-def pad_batch(seqs: list, *, length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Stack sequences (each (l_i, n_in)) time-major into x (T, B, n_in) and mask (T, B),
-    padded with zeros to ``length`` (default: the longest)."""
-    T = max(len(s) for s in seqs) if length is None else int(length)
-    B, n = len(seqs), seqs[0].shape[1]
-    x = np.zeros((T, B, n))  # (T, B, n_in)
-    mask = np.zeros((T, B))  # (T, B)
-    for b, s in enumerate(seqs):
-        if len(s) > T:
-            raise ValueError(f"sequence {b} has {len(s)} steps, more than the padded length {T}")
-        x[:len(s), b] = s
-        mask[:len(s), b] = 1.0
-    return x, mask
