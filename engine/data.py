@@ -80,7 +80,8 @@ class Sequences:
         lens = self.lengths[ids]
         L = int(lens.max()) if length is None else int(length)
         if lens.max() > L:
-            raise ValueError(f"a sequence has {int(lens.max())} steps, more than the padded length {L}")
+            raise ValueError(f"a sequence has {int(lens.max())} steps, more than the padded "
+                             f"length {L}")
         S = len(ids)
         X = np.zeros((L, S, self.X.shape[1]))  # (L, S, n_in)
         T = np.zeros((L, S, self.T.shape[1]))  # (L, S, n_out)

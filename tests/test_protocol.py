@@ -225,7 +225,8 @@ def test_predict_is_the_forward_pass():
         y = net.predict(batch)  # (L, S, n_out)
         assert y.shape[:2] == batch.mask.shape
         assert np.all(y[batch.mask == 0] == 0.0) and np.all(y[batch.mask == 1] != 0.0)
-        y0 = net.forward(batch.X, batch.mask)[0] if isinstance(net, LSTM) else net.forward(batch.X)[0]
+        y0 = net.forward(batch.X, batch.mask)[0] if isinstance(net, LSTM) \
+            else net.forward(batch.X)[0]
         np.testing.assert_array_equal(y[batch.mask == 1], y0[batch.mask == 1])
 
 

@@ -75,7 +75,7 @@ class FlatParams:
         return {k: self.view(flat, k) for k in self.slices}
 
     def init_uniform(self, rng: np.random.Generator, *, scale: float = 0.1) -> None:
-        """Every weight and bias uniform in [−scale, scale] (for the MLP: FANN 2's default range)."""
+        """Every weight and bias uniform in [−scale, scale] (the MLP: FANN 2's default)."""
         self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
 
     def _check_grad(self, grad: np.ndarray) -> np.ndarray:
@@ -83,5 +83,6 @@ class FlatParams:
         make the named views copies, and the gradient would not land in it."""
         if (not isinstance(grad, np.ndarray) or grad.shape != (self.n_params,)
                 or grad.dtype != np.float64 or not grad.flags.c_contiguous):
-            raise ValueError(f"grad must be a contiguous float64 buffer of shape ({self.n_params},)")
+            raise ValueError(f"grad must be a contiguous float64 buffer of shape "
+                             f"({self.n_params},)")
         return grad
