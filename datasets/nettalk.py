@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.elman import Sequences
+from engine.data import Sequences
 
 PAPER = {"words": 821, "patterns": 4535, "inputs": 103, "hidden": 20, "feedback": 10,
          "hidden2": 2, "outputs": 27}

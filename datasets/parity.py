@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.activations import get_activation
+from engine.data import Patterns
 
 
 @lru_cache(maxsize=16)
@@ -21,11 +22,12 @@ def _parity(bits: int, low: float, high: float):
     T = np.where(on.sum(axis=1, keepdims=True) % 2 == 1, high, low).astype(np.float64)  # (n, 1)
     X.flags.writeable = False
     T.flags.writeable = False
-    return X, T
+    return Patterns(X, T)
 
 
 def parity(bits: int = 8, *, activation: str = "symmetric_sigmoid"):
-    """Return ``(X, T)`` for all 2**bits patterns, read-only, shapes (n, bits), (n, 1)."""
+    """:class:`engine.data.Patterns` ``(X, T)`` for all 2**bits patterns, read-only, shapes
+    (n, bits), (n, 1)."""
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 20:
         raise ValueError(f"parity bits must be an integer in 1..20, got {bits!r}")
     act = get_activation(activation)

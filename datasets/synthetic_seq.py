@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.nets.elman import Sequences
+from engine.data import Sequences
 
 NETS = {  # name: (n_in, n_feedback = n_hidden, n_hidden, n_out), §3.1
     "radio": (240, 10, 10, 3),

@@ -41,6 +41,18 @@ def get_loss(name: str) -> Loss:
         raise ValueError(f"unknown loss {name!r}; known: {', '.join(LOSSES)}") from None
 
 
+def masked_loss_and_grad(Y: np.ndarray, T: np.ndarray, mask: np.ndarray, *, loss: str):
+    """A per-pattern loss over a padded time-major batch: (Σ of the loss over the real
+    steps, ∂/∂Y (L, S, n_out) with padded steps zeroed). Y, T (L, S, n_out), mask (L, S)."""
+    L, S, O = Y.shape
+    lf = get_loss(loss)
+    y2, t2 = Y.reshape(L * S, O), T.reshape(L * S, O)
+    m = mask.reshape(L * S)
+    total = float(lf.value(y2, t2) @ m)
+    dY = lf.grad(y2, t2) * m[:, None]  # (L·S, n_out)
+    return total, dY.reshape(L, S, O)
+
+
 def mean_squared_error(y: np.ndarray, t: np.ndarray) -> float:
     """The reported MSE: mean over patterns and outputs of (t − y)², no ½."""
     d = y - t

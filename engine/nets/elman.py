@@ -31,6 +31,12 @@ Two gradients of Φ:
   zeroed at each sequence start; output-side parameters by their
   instantaneous derivative (§1, "easy to calculate").
 * :meth:`Elman.grad_bptt`: back-propagation through time.
+
+:meth:`Elman.loss_and_grad` (the :class:`engine.nets.base.Net` protocol) takes
+one :class:`engine.data.SeqBatch` and uses either, by the net's ``method`` or
+its own ``method`` argument; :func:`phi_grad` sums it over batches. The data
+containers (``Sequences``, ``Batch`` = :class:`engine.data.SeqBatch`) live in
+:mod:`engine.data` and are re-exported here.
 """
 from __future__ import annotations
 
@@ -39,70 +45,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.activations import get_activation
-from engine.losses import get_loss
+from engine.data import SeqBatch, Sequences  # noqa: F401  (Sequences: re-exported)
+from engine.losses import get_loss, masked_loss_and_grad
+from engine.nets.base import FlatParams
+
+Batch = SeqBatch  # the old name of the Elman net's batch
+METHODS = ("forward", "bptt")
 
 
-# ---- data: a set of sequences ------------------------------------------------------------
-@dataclass(frozen=True)
-class Sequences:
-    """Patterns of many sequences back to back: sequence i is rows starts[i]:starts[i+1]."""
-
-    X: np.ndarray  # (N, n_in)
-    T: np.ndarray  # (N, n_out)
-    starts: np.ndarray  # (n_seq + 1,) int, starts[0] = 0, starts[-1] = N
-
-    def __post_init__(self):
-        s = np.asarray(self.starts)
-        if s[0] != 0 or s[-1] != len(self.X) or np.any(np.diff(s) < 1) or len(self.T) != len(self.X):
-            raise ValueError("starts must rise strictly from 0 to the number of patterns")
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.starts)
-
-    @property
-    def n_seq(self) -> int:
-        return len(self.starts) - 1
-
-    @property
-    def n_patterns(self) -> int:
-        return len(self.X)
-
-    def batch(self, ids) -> "Batch":
-        """Pad sequences ``ids`` into one time-major batch (L = their longest)."""
-        ids = np.asarray(ids, dtype=np.int64)
-        lens = self.lengths[ids]
-        L, S = int(lens.max()), len(ids)
-        X = np.zeros((L, S, self.X.shape[1]))  # (L, S, n_in)
-        T = np.zeros((L, S, self.T.shape[1]))  # (L, S, n_out)
-        mask = np.zeros((L, S))  # (L, S)
-        for j, i in enumerate(ids):
-            a, b = self.starts[i], self.starts[i + 1]
-            X[: b - a, j] = self.X[a:b]
-            T[: b - a, j] = self.T[a:b]
-            mask[: b - a, j] = 1.0
-        return Batch(X, T, mask, ids)
-
-    def batches(self, ids=None, *, chunk: int = 64) -> list["Batch"]:
-        """The sequences ``ids`` (default all) sorted by length, cut into batches of
-        at most ``chunk`` sequences, so padding is small and memory bounded."""
-        ids = np.arange(self.n_seq) if ids is None else np.asarray(ids, dtype=np.int64)
-        if len(ids) == 0:
-            return []
-        ids = ids[np.argsort(-self.lengths[ids], kind="stable")]
-        return [self.batch(ids[k:k + chunk]) for k in range(0, len(ids), chunk)]
-
-
-@dataclass(frozen=True)
-class Batch:
-    X: np.ndarray  # (L, S, n_in)
-    T: np.ndarray  # (L, S, n_out)
-    mask: np.ndarray  # (L, S)
-    ids: np.ndarray  # (S,) sequence numbers
-
-    @property
-    def n_patterns(self) -> int:
-        return int(self.mask.sum())
+def _check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be 'forward' or 'bptt', got {method!r}")
+    return method
 
 
 @dataclass
@@ -115,12 +69,17 @@ class Cache:
 
 
 # ---- the network ----------------------------------------------------------------------------
-class Elman:
-    """(n_in + n_feedback)-n_hidden[-n_hidden2]-n_out simple recurrent network."""
+class Elman(FlatParams):
+    """(n_in + n_feedback)-n_hidden[-n_hidden2]-n_out simple recurrent network.
+
+    ``method`` ("forward": eqs. 1–4, or "bptt") and ``loss`` (a registry name) are
+    what :meth:`loss_and_grad` uses unless told otherwise.
+    """
 
     def __init__(self, n_in: int, n_hidden: int, n_out: int, *, n_feedback: int | None = None,
                  n_hidden2: int = 0, skip: bool = True, activation: str = "tanh1.5",
-                 params: np.ndarray | None = None):
+                 params: np.ndarray | None = None, method: str = "forward",
+                 loss: str = "kalman_kwasny"):
         F = n_hidden if n_feedback is None else int(n_feedback)
         if min(n_in, n_hidden, n_out) < 1 or not 0 <= F <= n_hidden or n_hidden2 < 0:
             raise ValueError(f"bad Elman sizes: n_in={n_in}, n_hidden={n_hidden}, n_out={n_out}, "
@@ -128,6 +87,7 @@ class Elman:
         self.n_in, self.n_hidden, self.n_out, self.F = int(n_in), int(n_hidden), int(n_out), F
         self.n_hidden2, self.skip = int(n_hidden2), bool(skip)
         self.act = get_activation(activation)
+        self.method, self.loss = _check_method(method), get_loss(loss).name
         self.nz = self.n_in + F + 1  # rows of Wz: inputs, context, bias
         R = self.n_hidden2 or self.n_hidden  # units that feed the output layer
         shapes = [("W_ih", (n_in, n_hidden)), ("W_fh", (F, n_hidden)), ("b_h", (n_hidden,))]
@@ -136,16 +96,8 @@ class Elman:
         if self.skip:
             shapes += [("W_io", (n_in, n_out)), ("W_fo", (F, n_out))]
         shapes += [("W_ro", (R, n_out)), ("b_o", (n_out,))]
-        self.slices, self.shapes, off = {}, {}, 0
-        for name, shape in shapes:
-            n = int(np.prod(shape))
-            self.slices[name], self.shapes[name] = slice(off, off + n), shape
-            off += n
-        self.n_params = off
+        self._layout(shapes, params)
         self.hidden_slice = slice(0, self.nz * self.n_hidden)  # W_ih, W_fh, b_h
-        self.params = np.zeros(off) if params is None else params  # (n_params,)
-        if self.params.shape != (off,) or self.params.dtype != np.float64:
-            raise ValueError(f"params must be float64 of shape ({off},)")
 
     def __repr__(self):
         h2 = f"-{self.n_hidden2}" if self.n_hidden2 else ""
@@ -153,23 +105,20 @@ class Elman:
 
     # -- parameter vector ---------------------------------------------------------------
     def view(self, flat: np.ndarray, name: str) -> np.ndarray:
+        """Named view (FlatParams), plus ``Wz``: W_ih, W_fh, b_h as one (nz, n_hidden) block."""
         if name == "Wz":
             return flat[self.hidden_slice].reshape(self.nz, self.n_hidden)
-        return flat[self.slices[name]].reshape(self.shapes[name])
+        return super().view(flat, name)
 
     def __getattr__(self, name):  # net.W_ih etc.: views into params
         if name.startswith(("W_", "b_")) and name in self.__dict__.get("slices", {}):
             return self.view(self.params, name)
         raise AttributeError(name)
 
-    def init_uniform(self, rng: np.random.Generator, *, scale: float = 0.1) -> None:
-        """Every weight and bias uniform in [−scale, scale]."""
-        self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
-
     def copy(self) -> "Elman":
         return Elman(self.n_in, self.n_hidden, self.n_out, n_feedback=self.F,
                      n_hidden2=self.n_hidden2, skip=self.skip, activation=self.act.name,
-                     params=self.params.copy())
+                     params=self.params.copy(), method=self.method, loss=self.loss)
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, X: np.ndarray) -> tuple[np.ndarray, Cache]:
@@ -315,19 +264,33 @@ class Elman:
         return g
 
 
+    # -- the Net protocol -------------------------------------------------------------------
+    def loss_and_grad(self, batch: SeqBatch, grad: np.ndarray, *, loss: str | None = None,
+                      method: str | None = None) -> float:
+        """Φ = Σ_p Φ_p over the batch's real patterns (§1); ∂Φ/∂params into ``grad``
+        (n_params,), by forward-propagated derivatives (eqs. 1–4, ``method="forward"``)
+        or back-propagation through time (``"bptt"``); default: the net's own."""
+        grad_fn = self.grad_forward if _check_method(method or self.method) == "forward" \
+            else self.grad_bptt
+        Y, cache = self.forward(batch.X)
+        phi, dY = loss_and_dy(self, Y, batch, self.loss if loss is None else loss)
+        grad_fn(cache, dY, out=self._check_grad(grad))
+        return phi
+
+    def predict(self, batch: SeqBatch) -> np.ndarray:
+        """Outputs (L, S, n_out) of the batch's sequences, zero at padded steps."""
+        Y, _ = self.forward(batch.X)
+        Y *= batch.mask[:, :, None]
+        return Y
+
+
 # ---- Φ and its gradient over sequence batches -----------------------------------------------
-def loss_and_dy(net: Elman, Y: np.ndarray, batch: Batch, loss: str = "kalman_kwasny"):
+def loss_and_dy(net: Elman, Y: np.ndarray, batch: SeqBatch, loss: str = "kalman_kwasny"):
     """(Φ summed over the real patterns, ∂Φ/∂y (L, S, n_out) with padded patterns zeroed)."""
-    L, S, O = Y.shape
-    lf = get_loss(loss)
-    y2, t2 = Y.reshape(L * S, O), batch.T.reshape(L * S, O)
-    m = batch.mask.reshape(L * S)
-    phi = float(lf.value(y2, t2) @ m)
-    dY = lf.grad(y2, t2) * m[:, None]
-    return phi, dY.reshape(L, S, O)
+    return masked_loss_and_grad(Y, batch.T, batch.mask, loss=loss)
 
 
-def phi(net: Elman, batches: list[Batch], *, loss: str = "kalman_kwasny") -> float:
+def phi(net: Elman, batches: list[SeqBatch], *, loss: str = "kalman_kwasny") -> float:
     """Φ over the given batches: a forward (line-search) epoch."""
     total = 0.0
     for b in batches:
@@ -336,23 +299,20 @@ def phi(net: Elman, batches: list[Batch], *, loss: str = "kalman_kwasny") -> flo
     return total
 
 
-def phi_grad(net: Elman, batches: list[Batch], *, method: str = "forward",
+def phi_grad(net: Elman, batches: list[SeqBatch], *, method: str = "forward",
              loss: str = "kalman_kwasny", out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-    """(Φ, ∂Φ/∂params) over the given batches: a derivative epoch.
+    """(Φ, ∂Φ/∂params) over the given batches: a derivative epoch, the sum of
+    :meth:`Elman.loss_and_grad` over them.
 
     ``method`` "forward" uses forward-propagated derivatives (eqs. 1–4), "bptt"
     back-propagation through time.
     """
-    if method not in ("forward", "bptt"):
-        raise ValueError(f"method must be 'forward' or 'bptt', got {method!r}")
+    _check_method(method)
     g = np.zeros(net.n_params) if out is None else out
     g[:] = 0.0
-    tmp = np.empty(net.n_params)
+    tmp = np.empty(net.n_params)  # (n_params,) one batch's gradient
     total = 0.0
-    grad = net.grad_forward if method == "forward" else net.grad_bptt
     for b in batches:
-        Y, cache = net.forward(b.X)
-        p, dY = loss_and_dy(net, Y, b, loss)
-        total += p
-        g += grad(cache, dY, out=tmp)
+        total += net.loss_and_grad(b, tmp, loss=loss, method=method)
+        g += tmp
     return total, g

@@ -18,10 +18,19 @@ still computed: that is the cost sequence bucketing removes (§III.A, eq. 1–2)
 
 Layout of ``params`` (and of every gradient), one flat float64 vector:
 ``Wx`` (n_in, 4H), ``Wh`` (H, 4H), ``b`` (4H,), ``Wy`` (H, n_out), ``by`` (n_out,).
+
+:meth:`LSTM.loss_and_grad` (the :class:`engine.nets.base.Net` protocol) takes an
+:class:`engine.data.CTCBatch` under the CTC loss (the paper's), or an
+:class:`engine.data.SeqBatch` with a target per step under any per-pattern loss
+of the registry. ``pad_batch`` lives in :mod:`engine.data` (re-exported here).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from engine.data import CTCBatch, SeqBatch, pad_batch  # noqa: F401  (pad_batch: re-exported)
+from engine.losses import ctc_loss_and_grad, get_loss, masked_loss_and_grad
+from engine.nets.base import FlatParams
 
 
 def _sigmoid(x, out):
@@ -33,29 +42,22 @@ def _sigmoid(x, out):
     return out
 
 
-class LSTM:
-    """One LSTM layer of ``n_hidden`` cells and a linear output layer of ``n_out`` units."""
+class LSTM(FlatParams):
+    """One LSTM layer of ``n_hidden`` cells and a linear output layer of ``n_out`` units.
 
-    def __init__(self, n_in: int, n_hidden: int, n_out: int, *, params: np.ndarray | None = None):
+    ``loss`` is the registry name :meth:`loss_and_grad` uses by default: "ctc" for
+    a :class:`engine.data.CTCBatch`, a per-pattern loss ("mse") for a SeqBatch.
+    """
+
+    def __init__(self, n_in: int, n_hidden: int, n_out: int, *, params: np.ndarray | None = None,
+                 loss: str = "ctc"):
         if min(n_in, n_hidden, n_out) < 1:
             raise ValueError(f"sizes must be >= 1, got {(n_in, n_hidden, n_out)}")
         self.n_in, self.H, self.n_out = int(n_in), int(n_hidden), int(n_out)
+        self.loss = get_loss(loss).name
         H = self.H
-        shapes = {"Wx": (n_in, 4 * H), "Wh": (H, 4 * H), "b": (4 * H,), "Wy": (H, n_out),
-                  "by": (n_out,)}
-        self.slices, self.shapes, off = {}, {}, 0
-        for name, shape in shapes.items():
-            n = int(np.prod(shape))
-            self.slices[name], self.shapes[name] = slice(off, off + n), shape
-            off += n
-        self.n_params = off
-        self.params = np.zeros(off) if params is None else params  # (n_params,)
-        if self.params.shape != (off,) or self.params.dtype != np.float64:
-            raise ValueError(f"params must be float64 of shape ({off},)")
-
-    def view(self, flat: np.ndarray, name: str) -> np.ndarray:
-        """Named view into any vector with this net's layout (params or grads)."""
-        return flat[self.slices[name]].reshape(self.shapes[name])
+        self._layout([("Wx", (n_in, 4 * H)), ("Wh", (H, 4 * H)), ("b", (4 * H,)),
+                      ("Wy", (H, n_out)), ("by", (n_out,))], params)
 
     def init(self, rng: np.random.Generator, *, scale: float = 0.1, forget_bias: float = 1.0) -> None:
         """Weights uniform in [−scale, scale], biases 0 except the forget gate's
@@ -142,17 +144,31 @@ class LSTM:
             return g, (dZ2 @ self.view(p, "Wx").T).reshape(x.shape)
         return g
 
+    # -- the Net protocol ------------------------------------------------------
+    def loss_and_grad(self, batch: CTCBatch | SeqBatch, grad: np.ndarray, *,
+                      loss: str | None = None) -> float:
+        """Σ of the loss over the batch; Σ of its gradient into ``grad`` (n_params,).
 
-def pad_batch(seqs: list, *, length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Stack sequences (each (l_i, n_in)) time-major into x (T, B, n_in) and mask (T, B),
-    padded with zeros to ``length`` (default: the longest)."""
-    T = max(len(s) for s in seqs) if length is None else int(length)
-    B, n = len(seqs), seqs[0].shape[1]
-    x = np.zeros((T, B, n))  # (T, B, n_in)
-    mask = np.zeros((T, B))  # (T, B)
-    for b, s in enumerate(seqs):
-        if len(s) > T:
-            raise ValueError(f"sequence {b} has {len(s)} steps, more than the padded length {T}")
-        x[:len(s), b] = s
-        mask[:len(s), b] = 1.0
-    return x, mask
+        A :class:`engine.data.CTCBatch`: Σ over sequences of −ln p(z|x) (Graves et
+        al. 2006, eqs. 5–16) with its gradient back-propagated through time, as
+        Khomenko et al. (2016, §IV.A) train. A :class:`engine.data.SeqBatch`: a
+        per-pattern loss summed over the real steps.
+        """
+        name = self.loss if loss is None else get_loss(loss).name
+        if isinstance(batch, CTCBatch) != (name == "ctc"):
+            raise ValueError(f"loss {name!r} does not fit a {type(batch).__name__}: CTC takes a "
+                             "CTCBatch, a per-pattern loss a SeqBatch with a target per step")
+        g = self._check_grad(grad)
+        y, cache = self.forward(batch.X, batch.mask)
+        if name == "ctc":
+            per_seq, dy = ctc_loss_and_grad(y, batch.target)  # (B,), (T, B, n_out)
+            total = float(per_seq.sum())
+        else:
+            total, dy = masked_loss_and_grad(y, batch.T, batch.mask, loss=name)
+        self.backward(dy, cache, out=g)
+        return total
+
+    def predict(self, batch: CTCBatch | SeqBatch) -> np.ndarray:
+        """Outputs y (T, B, n_out) of the batch, zero at padded steps (linear: CTC's
+        softmax is not applied)."""
+        return self.forward(batch.X, batch.mask)[0]

@@ -8,6 +8,9 @@ vector without knowing the architecture (DESIGN.md, "Networks").
 The net holds its weights but no training state: ``forward`` returns the
 activations it needs for ``backward`` in a cache, and scratch buffers live in a
 :class:`Workspace` that the caller allocates once per bunch size and passes in.
+:meth:`MLP.loss_and_grad` (the :class:`engine.nets.base.Net` protocol) is
+forward, the loss's derivative and backward over a :class:`engine.data.Patterns`
+batch, with one workspace kept per batch size.
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ from typing import Sequence
 import numpy as np
 
 from engine.activations import Activation, get_activation
+from engine.data import Patterns
+from engine.losses import get_loss
+from engine.nets.base import FlatParams
 
 
 @dataclass
@@ -27,16 +33,18 @@ class Workspace:
     a: list  # a[l]: (B, n_l) activations, a[0] is a copy slot for the input
     delta: list  # delta[l]: (B, n_l) back-propagated errors
     tmp: list  # tmp[l]: (B, n_l) scratch for derivatives
+    dy: np.ndarray | None = None  # (B, n_L) ∂E/∂y, for loss_and_grad
 
 
-class MLP:
+class MLP(FlatParams):
     """Fully connected feed-forward net ``sizes = (n_0, n_1, ..., n_L)``.
 
     ``activations`` is one registry name for every layer or one per layer
-    (length L).
+    (length L); ``loss`` the registry name :meth:`loss_and_grad` uses by default.
     """
 
-    def __init__(self, sizes: Sequence[int], activations="symmetric_sigmoid", *, params=None):
+    def __init__(self, sizes: Sequence[int], activations="symmetric_sigmoid", *, params=None,
+                 loss: str = "mse"):
         sizes = tuple(int(s) for s in sizes)
         if len(sizes) < 2 or min(sizes) < 1:
             raise ValueError(f"an MLP needs at least two layer sizes >= 1, got {sizes}")
@@ -47,35 +55,15 @@ class MLP:
         if len(activations) != self.L:
             raise ValueError(f"need {self.L} activations, got {len(activations)}")
         self.acts: list[Activation] = [get_activation(a) for a in activations]
-        self.slices: dict[str, slice] = {}
-        self.shapes: dict[str, tuple] = {}
-        off = 0
-        for l in range(1, self.L + 1):
-            for name, shape in ((f"W{l}", (sizes[l - 1], sizes[l])), (f"b{l}", (sizes[l],))):
-                n = int(np.prod(shape))
-                self.slices[name] = slice(off, off + n)
-                self.shapes[name] = shape
-                off += n
-        self.n_params = off
-        self.params = np.zeros(off) if params is None else params  # (n_params,)
-        if self.params.shape != (off,) or self.params.dtype != np.float64:
-            raise ValueError(f"params must be float64 of shape ({off},)")
+        self.loss = get_loss(loss).name
+        self._layout([blk for l in range(1, self.L + 1)
+                      for blk in ((f"W{l}", (sizes[l - 1], sizes[l])), (f"b{l}", (sizes[l],)))],
+                     params)
+        self._wss: dict[int, Workspace] = {}  # loss_and_grad's workspaces, by batch size
         self.W = [None] + [self.view(self.params, f"W{l}") for l in range(1, self.L + 1)]
         self.b = [None] + [self.view(self.params, f"b{l}") for l in range(1, self.L + 1)]
 
-    # -- parameter vector ---------------------------------------------------
-    def view(self, flat: np.ndarray, name: str) -> np.ndarray:
-        """Named view into any vector with this net's layout (params or grads)."""
-        return flat[self.slices[name]].reshape(self.shapes[name])
-
-    def named(self, flat: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        flat = self.params if flat is None else flat
-        return {k: self.view(flat, k) for k in self.slices}
-
-    def init_uniform(self, rng: np.random.Generator, *, scale: float = 0.1) -> None:
-        """Weights and biases uniform in [−scale, scale] (FANN 2's default range)."""
-        self.params[:] = rng.uniform(-scale, scale, size=self.n_params)
-
+    # -- parameter vector (views, named, init_uniform: FlatParams) -------------
     def init_nguyen_widrow(self, rng: np.random.Generator) -> None:
         """Nguyen & Widrow (IJCNN 1990) initialisation.
 
@@ -101,7 +89,7 @@ class MLP:
 
     def workspace(self, B: int) -> Workspace:
         mk = lambda: [np.empty((B, n)) for n in self.sizes]  # noqa: E731  (B, n_l) each
-        return Workspace(B, mk(), mk(), mk())
+        return Workspace(B, mk(), mk(), mk(), np.empty((B, self.sizes[-1])))  # dy: (B, n_L)
 
     # -- forward / backward ---------------------------------------------------
     def forward(self, x: np.ndarray, *, ws: Workspace | None = None):
@@ -145,3 +133,29 @@ class MLP:
         if need_dx:
             return g, ws.delta[0]
         return g
+
+    # -- the Net protocol ------------------------------------------------------
+    def loss_and_grad(self, batch: Patterns, grad: np.ndarray, *, loss: str | None = None,
+                      ws: Workspace | None = None) -> float:
+        """Σ_p E_p over the batch's patterns; Σ_p ∂E_p/∂params into ``grad`` (n_params,).
+
+        Back-propagation (Rumelhart, Hinton & Williams 1986): :meth:`forward`,
+        the loss's ∂E_p/∂y, :meth:`backward`, exactly as the serial and
+        pattern-parallel strategies compose them (Dahl et al. 2008, §3). ``ws``
+        defaults to a workspace kept per batch size.
+        """
+        X, T = batch
+        B = X.shape[0]
+        if ws is None:
+            ws = self._wss.get(B) or self._wss.setdefault(B, self.workspace(B))
+        lf = get_loss(self.loss if loss is None else loss)
+        y, cache = self.forward(X, ws=ws)
+        E = float(np.sum(lf.value(y, T)))
+        self.backward(lf.grad(y, T, out=ws.dy), cache, out=self._check_grad(grad))
+        return E
+
+    def predict(self, batch) -> np.ndarray:
+        """Outputs (B, n_L) of the patterns ``batch`` (:class:`engine.data.Patterns` or
+        an input array (B, n_0)), in a fresh array."""
+        X = batch.X if isinstance(batch, Patterns) else batch
+        return self.forward(X)[0]

@@ -34,7 +34,8 @@ import numpy as np
 
 from engine.comm.base import InProcessComm
 from engine.decoding import best_path, edit_distance
-from engine.losses import CTCTarget, ctc_loss_and_grad
+from engine.data import SeqData
+from engine.losses import ctc_loss_and_grad
 from engine.nets.lstm import LSTM
 from engine.optim import Adadelta
 from engine.schedule import BUCKETINGS, Batch, epoch_batches
@@ -72,32 +73,6 @@ def streams(seed: int, rank: int):
     this rank's own stream)."""
     ss = lambda *k: np.random.default_rng(np.random.SeedSequence(seed, spawn_key=k))  # noqa: E731
     return ss(0), ss(1), ss(2, rank)
-
-
-class SeqData:
-    """The samples as arrays a batch is cut from (one copy per process)."""
-
-    def __init__(self, seqs, labels):
-        self.seqs, self.labels = seqs, labels
-        self.lengths = np.array([len(s) for s in seqs], dtype=np.int64)  # (n,)
-        self.label_lengths = np.array([len(z) for z in labels], dtype=np.int64)  # (n,)
-        self.n_in = seqs[0].shape[1]
-
-    def batch(self, idx: np.ndarray, pad_len: int | None = None):
-        """x (T, B, n_in), mask (T, B), CTCTarget for the sequences ``idx``."""
-        idx = np.asarray(idx)
-        T = int(self.lengths[idx].max()) if pad_len is None else int(pad_len)
-        B = idx.size
-        x = np.zeros((T, B, self.n_in))  # (T, B, n_in)
-        mask = np.zeros((T, B))  # (T, B)
-        L = int(self.label_lengths[idx].max())
-        lab = np.zeros((B, L), dtype=np.int64)  # (B, L_max)
-        for b, i in enumerate(idx):
-            l = self.lengths[i]
-            x[:l, b] = self.seqs[i]
-            mask[:l, b] = 1.0
-            lab[b, :self.label_lengths[i]] = self.labels[i]
-        return x, mask, CTCTarget(lab, self.label_lengths[idx], self.lengths[idx])
 
 
 class SeqWorker:

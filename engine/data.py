@@ -1,0 +1,257 @@
+"""Data containers: what a network's ``loss_and_grad`` takes, and what datasets build.
+
+The engine owns the containers; ``datasets/`` only generates workloads into them
+(DESIGN.md, "The way data flows"). Each network of :mod:`engine.nets` takes one
+batch type:
+
+* :class:`Patterns` (X, T): independent patterns, the batch of the MLP
+  (parity, Dahl et al. 2008; the Quicknet frames, Färber 1997).
+* :class:`Sequences`: patterns of many sequences back to back, one target per
+  pattern (NETtalk and the §3.1 stand-ins of McCann & Kalman 1994). Its
+  :meth:`Sequences.batch` pads some of them time-major into a :class:`SeqBatch`,
+  the batch of the Elman net (and of the LSTM under a per-step loss).
+* :func:`pad_batch` and :class:`SeqData`: variable-length sequences with label
+  strings; :meth:`SeqData.batch` pads some of them into a :class:`CTCBatch`
+  (x, mask, CTC target), the batch of the LSTM under CTC (Khomenko et al. 2016).
+* :class:`FrameCorpus`: acoustic frames of many utterances and the 9-frame input
+  windows built from them (Färber 1997, §2.4), which a Quicknet slave also
+  builds itself from compressed input.
+
+Padded batches are time-major: arrays (L, S, n) hold step t of S sequences and
+``mask`` (L, S) is 1 where sequence s has a step t.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from engine.losses import CTCTarget
+
+
+# ---- independent patterns (MLP) -------------------------------------------------------------
+class Patterns(NamedTuple):
+    """Input patterns and their targets; unpacks as ``X, T = patterns``."""
+
+    X: np.ndarray  # (N, n_in)
+    T: np.ndarray  # (N, n_out)
+
+    @property
+    def n_patterns(self) -> int:
+        return int(self.X.shape[0])
+
+    def take(self, idx) -> "Patterns":
+        """The patterns ``idx`` (copies, in that order)."""
+        return Patterns(self.X[idx], self.T[idx])
+
+
+# ---- sequences with a target per pattern (Elman) --------------------------------------------
+@dataclass(frozen=True)
+class Sequences:
+    """Patterns of many sequences back to back: sequence i is rows starts[i]:starts[i+1]."""
+
+    X: np.ndarray  # (N, n_in)
+    T: np.ndarray  # (N, n_out)
+    starts: np.ndarray  # (n_seq + 1,) int, starts[0] = 0, starts[-1] = N
+
+    def __post_init__(self):
+        s = np.asarray(self.starts)
+        if s[0] != 0 or s[-1] != len(self.X) or np.any(np.diff(s) < 1) or len(self.T) != len(self.X):
+            raise ValueError("starts must rise strictly from 0 to the number of patterns")
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    @property
+    def n_seq(self) -> int:
+        return len(self.starts) - 1
+
+    @property
+    def n_patterns(self) -> int:
+        return len(self.X)
+
+    def batch(self, ids, *, length: int | None = None) -> "SeqBatch":
+        """Pad sequences ``ids`` into one time-major batch of ``length`` steps (default:
+        their longest; a bucket bound pads further, as the Q models of Khomenko et al.
+        2016, §III.A)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        lens = self.lengths[ids]
+        L = int(lens.max()) if length is None else int(length)
+        if lens.max() > L:
+            raise ValueError(f"a sequence has {int(lens.max())} steps, more than the padded "
+                             f"length {L}")
+        S = len(ids)
+        X = np.zeros((L, S, self.X.shape[1]))  # (L, S, n_in)
+        T = np.zeros((L, S, self.T.shape[1]))  # (L, S, n_out)
+        mask = np.zeros((L, S))  # (L, S)
+        for j, i in enumerate(ids):
+            a, b = self.starts[i], self.starts[i + 1]
+            X[: b - a, j] = self.X[a:b]
+            T[: b - a, j] = self.T[a:b]
+            mask[: b - a, j] = 1.0
+        return SeqBatch(X, T, mask, ids)
+
+    def batches(self, ids=None, *, chunk: int = 64) -> list["SeqBatch"]:
+        """The sequences ``ids`` (default all) sorted by length, cut into batches of
+        at most ``chunk`` sequences, so padding is small and memory bounded."""
+        ids = np.arange(self.n_seq) if ids is None else np.asarray(ids, dtype=np.int64)
+        if len(ids) == 0:
+            return []
+        ids = ids[np.argsort(-self.lengths[ids], kind="stable")]
+        return [self.batch(ids[k:k + chunk]) for k in range(0, len(ids), chunk)]
+
+
+@dataclass(frozen=True)
+class SeqBatch:
+    """Sequences padded time-major, with a target per step; padded steps have mask 0."""
+
+    X: np.ndarray  # (L, S, n_in)
+    T: np.ndarray  # (L, S, n_out)
+    mask: np.ndarray  # (L, S)
+    ids: np.ndarray  # (S,) sequence numbers
+
+    @property
+    def n_patterns(self) -> int:
+        return int(self.mask.sum())
+
+
+# ---- sequences with a label string (LSTM + CTC) ---------------------------------------------
+def pad_batch(seqs: list, *, length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stack sequences (each (l_i, n_in)) time-major into x (T, B, n_in) and mask (T, B),
+    padded with zeros to ``length`` (default: the longest)."""
+    T = max(len(s) for s in seqs) if length is None else int(length)
+    B, n = len(seqs), seqs[0].shape[1]
+    x = np.zeros((T, B, n))  # (T, B, n_in)
+    mask = np.zeros((T, B))  # (T, B)
+    for b, s in enumerate(seqs):
+        if len(s) > T:
+            raise ValueError(f"sequence {b} has {len(s)} steps, more than the padded length {T}")
+        x[:len(s), b] = s
+        mask[:len(s), b] = 1.0
+    return x, mask
+
+
+class CTCBatch(NamedTuple):
+    """A padded batch and its CTC target; unpacks as ``x, mask, target = batch``."""
+
+    X: np.ndarray  # (T, B, n_in)
+    mask: np.ndarray  # (T, B)
+    target: CTCTarget  # labels (B, L_max), label_lengths (B,), input_lengths (B,)
+
+
+class SeqData:
+    """Variable-length sequences and their label strings, as arrays a batch is cut from
+    (one copy per process). Labels are class numbers 1..K−1; 0 is the CTC blank."""
+
+    def __init__(self, seqs, labels):
+        self.seqs, self.labels = seqs, labels
+        self.lengths = np.array([len(s) for s in seqs], dtype=np.int64)  # (n,)
+        self.label_lengths = np.array([len(z) for z in labels], dtype=np.int64)  # (n,)
+        self.n_in = seqs[0].shape[1]
+
+    def batch(self, idx: np.ndarray, pad_len: int | None = None) -> CTCBatch:
+        """x (T, B, n_in), mask (T, B), CTCTarget for the sequences ``idx``, padded to
+        ``pad_len`` steps (default: their longest)."""
+        idx = np.asarray(idx)
+        x, mask = pad_batch([self.seqs[i] for i in idx], length=pad_len)
+        L = int(self.label_lengths[idx].max())
+        lab = np.zeros((idx.size, L), dtype=np.int64)  # (B, L_max)
+        for b, i in enumerate(idx):
+            lab[b, :self.label_lengths[i]] = self.labels[i]
+        return CTCBatch(x, mask, CTCTarget(lab, self.label_lengths[idx], self.lengths[idx]))
+
+
+# ---- acoustic frames and their 9-frame windows (Quicknet, Färber 1997 §2.4) -----------------
+# §2.4 says a window of nine 10 ms frames, Table 2 says 156 inputs; 156 is not a
+# multiple of 9, and the paper does not say how. Ours: the 13 statics of all 9 frames
+# (117) plus the 13 deltas of the 3 centre frames (39), delta(t) = (c(t+1) − c(t−1))/2.
+# The deltas are a function of the statics inside the window, so a slave that holds a
+# chunk of 13-value frames builds the whole 156-value window itself (compressed input,
+# §2.4). Windows are clamped at utterance boundaries (edge frames repeated).
+N_STATIC = 13  # 12 cepstra + log energy per 10 ms frame
+CONTEXT = 9  # §2.4: "typically nine 10ms frames wide"
+HALF = CONTEXT // 2
+DELTA_FRAMES = 3  # deltas of the centre 3 frames
+N_INPUTS = CONTEXT * N_STATIC + DELTA_FRAMES * N_STATIC  # 117 + 39 = 156
+
+
+@dataclass
+class FrameCorpus:
+    """Frames of many utterances, concatenated, with a class label per frame.
+
+    frames (n, 13) float64, labels (n,) int64 in 0..n_classes−1, starts
+    (n_utt + 1,) int64 utterance offsets (starts[0] = 0, starts[-1] = n),
+    speakers (n_utt,) int64.
+    """
+
+    frames: np.ndarray
+    labels: np.ndarray
+    starts: np.ndarray
+    speakers: np.ndarray
+    n_classes: int
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._ctx = None
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.frames.shape[0])
+
+    @property
+    def n_utts(self) -> int:
+        return int(self.starts.size - 1)
+
+    @property
+    def ctx(self) -> np.ndarray:
+        """(n, 9) frame indices of every frame's window, clamped to its utterance."""
+        if self._ctx is None:
+            self._ctx = context_index(self.starts)
+        return self._ctx
+
+    def windows(self, idx: np.ndarray) -> np.ndarray:
+        """The 156-value input patterns of the frames ``idx`` (:func:`windows_from_frames`)."""
+        return windows_from_frames(self.frames, self.ctx[idx])
+
+    def targets(self, idx: np.ndarray, *, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        """One-of-n_classes targets (len(idx), n_classes) with ``low``/``high`` at the
+        output's asymptotes."""
+        T = np.full((len(idx), self.n_classes), low)  # (B, n_classes)
+        T[np.arange(len(idx)), self.labels[idx]] = high
+        return T
+
+    def subset(self, utts: np.ndarray):
+        """The utterances ``utts`` (indices, in that order) as a new corpus of this type."""
+        utts = np.asarray(utts, dtype=np.int64)
+        lens = np.diff(self.starts)[utts]
+        rows = np.concatenate([np.arange(self.starts[u], self.starts[u + 1]) for u in utts]) \
+            if utts.size else np.zeros(0, np.int64)
+        starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        return type(self)(self.frames[rows], self.labels[rows], starts, self.speakers[utts],
+                          self.n_classes, dict(self.info))
+
+
+def context_index(starts: np.ndarray) -> np.ndarray:
+    """(n, 9) indices t−4..t+4 of every frame t, clamped into t's own utterance."""
+    starts = np.asarray(starts, dtype=np.int64)
+    n = int(starts[-1])
+    lens = np.diff(starts)
+    lo = np.repeat(starts[:-1], lens)  # (n,) first frame of each frame's utterance
+    hi = np.repeat(starts[1:] - 1, lens)  # (n,) last frame
+    t = np.arange(n)[:, None] + np.arange(-HALF, HALF + 1)[None, :]  # (n, 9)
+    return np.clip(t, lo[:, None], hi[:, None])
+
+
+def windows_from_frames(frames: np.ndarray, ctx_rows: np.ndarray) -> np.ndarray:
+    """Build (B, 156) patterns from frames and (B, 9) window row indices into ``frames``.
+
+    Values 0..116: the 13 statics of the 9 frames, oldest first; 117..155: the
+    deltas (c(t+1) − c(t−1))/2 of the frames at window positions 3, 4, 5.
+    """
+    S = frames[ctx_rows]  # (B, 9, 13)
+    B = S.shape[0]
+    c = HALF  # centre position 4; the deltas at positions 3, 4, 5 use positions 2..6
+    D = 0.5 * (S[:, c:c + 3] - S[:, c - 2:c + 1])  # (B, 3, 13): position j: S[j+1] − S[j−1]
+    return np.concatenate([S.reshape(B, -1), D.reshape(B, -1)], axis=1)  # (B, 156)
