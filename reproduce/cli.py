@@ -1,4 +1,4 @@
-"""``python -m reproduce {list,report,all,paper0..paper4}``.
+"""``python -m reproduce {list,report,matrix,all,paper0..paper4}``.
 
 Usage errors exit 2 with one line on stderr; failures (a worker that raised or
 died, an unwritable results folder found late) exit 1, also with one line.
@@ -43,8 +43,8 @@ def parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="python -m reproduce",
         description="Reproduce published experiments on parallel neural-network training.",
-        epilog=f"targets: list, report, all, {names}")
-    ap.add_argument("target", help=f"list | report | all | {names}")
+        epilog=f"targets: list, report, matrix, all, {names}")
+    ap.add_argument("target", help=f"list | report | matrix | all | {names}")
     ap.add_argument("--workers", type=positive_int, default=None,
                     help="workers for measured runs (default: cores here, or the MPI world size)")
     ap.add_argument("--backend", choices=("local", "mpi"), default="local",
@@ -80,6 +80,24 @@ def _report(out: Path) -> int:
     atomic_write(out / "index.md", build_index(out, PAPERS))
     print(f"wrote {out / 'index.md'}")
     return 0
+
+
+def _matrix(args, comm) -> int:
+    """Every strategy × network × backend cell against serial (reproduce/matrix.py)."""
+    from reproduce import matrix
+
+    if comm is not None:
+        backends = [("mpi", comm.size)]
+    else:
+        backends = [("inprocess", 1), ("local", args.workers or 2), ("emulated", 3)]
+    rows = matrix.run_matrix(backends, comm=comm)
+    if comm is not None and comm.rank != 0:
+        return 0
+    out = (args.out or Path("results")) / "matrix.csv"
+    matrix.write_csv(rows, out)
+    print(matrix.markdown(rows))
+    print(f"wrote {out}")
+    return 1 if any(r["status"] == "FAIL" for r in rows) else 0
 
 
 def _run_paper(name: str, args, comm) -> dict | None:
@@ -142,8 +160,10 @@ def main(argv=None) -> int:
             return _list()
         if t == "report":
             return _report(args.out or Path("results"))
+        if t == "matrix":
+            return _matrix(args, _mpi_comm(args) if args.backend == "mpi" else None)
         if t != "all" and t not in BY_NAME:
-            raise UsageError(f"unknown paper {t!r}; choose one of: list, report, all, "
+            raise UsageError(f"unknown paper {t!r}; choose one of: list, report, matrix, all, "
                              + ", ".join(BY_NAME))
         if t != "all" and BY_NAME[t]["module"] is None:
             raise UsageError(f"{t} is not implemented yet; `python -m reproduce list` shows which are")

@@ -29,6 +29,7 @@ from engine.parallel.reference import serial_reference
 from engine.perfmodel import MachineProfile
 
 TOL = 1e-10
+BACKEND_ORDER = ["inprocess", "local", "emulated", "mpi"]
 COLUMNS = ["strategy", "net", "backend", "workers", "max_abs_dev", "status"]
 # the emulated cells check numbers, not time: a free machine keeps the run short
 PROFILE = MachineProfile("matrix", 1e-6, 1e9, "placeholder: the matrix checks numbers only")
@@ -49,7 +50,7 @@ def _mlp(rng):
 
 
 def _elman(rng):
-    net = Elman(34, 5, 39, method="forward")
+    net = Elman(34, 5, 39, method="forward", loss="mse")
     net.init_uniform(rng, scale=0.3)
     return net
 
@@ -73,10 +74,10 @@ def workloads() -> dict[str, Workload]:
 # ---- the strategies --------------------------------------------------------------------------
 DATA_PARALLEL = {  # name: configuration; the paper each stands for in the comment
     "data-parallel/gradients": DataParallel(split="shares", combine="gradients", batch=6,
-                                            lr=0.1, momentum=0.5),  # paper1 PP
+                                            lr=0.02, momentum=0.5),  # paper1 PP
     "data-parallel/updates": DataParallel(split="random", combine="updates", reduce="sum",
-                                          batch=3, lr=0.1, momentum=0.3),  # paper3 PPT
-    "data-parallel/average": DataParallel(split="shares", combine="params", batch=3, lr=0.1,
+                                          batch=3, lr=0.02, momentum=0.3),  # paper3 PPT
+    "data-parallel/average": DataParallel(split="shares", combine="params", batch=3, lr=0.02,
                                           beta=1e-3),  # paper2 averaging, unbucketed
     "bucketed/gradients": DataParallel(split="buckets", combine="gradients", optimizer="adadelta",
                                        batch=4, n_buckets=2),  # paper2 gradient allreduce
@@ -122,8 +123,18 @@ def run_matrix(backends: list[tuple[str, int]], *, comm=None) -> list[dict]:
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
+    """Write ``rows``, keeping the rows of backends this run did not cover (so a run
+    under mpiexec adds the MPI rows to those of a local run)."""
     from reproduce.store import atomic_write
 
+    ran = {r["backend"] for r in rows}
+    if path.exists():
+        with open(path, newline="") as f:
+            kept = [r for r in csv.DictReader(f) if r["backend"] not in ran]
+        order = {(r["strategy"], r["net"]): i for i, r in enumerate(rows)}
+        rows = sorted(kept + rows, key=lambda r: (order.get((r["strategy"], r["net"]), 1e9),
+                                                  BACKEND_ORDER.index(r["backend"])
+                                                  if r["backend"] in BACKEND_ORDER else 9))
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()

@@ -55,44 +55,67 @@ def test_gather_objects_larger_than_the_local_slot():
     assert res[0]["o"] == [list(range(3000)), list(range(6000))]
 
 
-def sleepy(comm, *, naps, rounds: int = 2):
-    """Rank r computes naps[r] seconds (a sleep) before each allgather of 100 float64."""
+class FakeClock:
+    """perf_counter that moves only when a worker 'computes': exact arithmetic."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def sleepy(comm, *, naps, rounds: int = 2, fake=None):
+    """Rank r computes naps[r] seconds (a sleep, or a step of a fake clock) before each
+    allgather of 100 float64."""
+    work = (lambda s: setattr(fake, "t", fake.t + s)) if fake else time.sleep
     comm.start_clock()
     for _ in range(rounds):
-        time.sleep(naps[comm.rank])
+        work(naps[comm.rank])
         comm.allgather(np.zeros(100))
         comm.clock.end_round()
     with comm.clock.untimed():
-        time.sleep(0.02)  # never booked
+        work(0.02)  # never booked
         comm.allreduce(np.zeros(3))
     return {}
 
 
-def test_emulated_virtual_clock_worked_example():
+def emulate(naps, profile, monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr("engine.timing.perf_counter", fake)
+    res = driver.run(sleepy, workers=len(naps), backend="emulated", profile=profile, naps=naps,
+                     fake=fake)
+    return driver.record(res, strategy="t", backend="emulated", profile=profile, converged=True,
+                         epochs=1, final_mse=0.0, loss_curve=[])
+
+
+def test_emulated_virtual_clock_worked_example(monkeypatch):
     naps = [0.002, 0.010, 0.005]
     cost = SLOW.allgather_time(3, 800)  # 2·1 ms + 2·800 B / 1 MB/s = 3.6 ms
     assert cost == pytest.approx(3.6e-3)
-    rec = driver.record(driver.run(sleepy, workers=3, backend="emulated", profile=SLOW, naps=naps),
-                        strategy="t", backend="emulated", profile=SLOW, converged=True, epochs=1,
-                        final_mse=0.0, loss_curve=[])
+    rec = emulate(naps, SLOW, monkeypatch)
     assert rec.kind == "emulated" and rec.profile == "slow" and np.isnan(rec.wall_s)
-    assert rec.compute_s.shape == (2, 3)
-    np.testing.assert_allclose(rec.compute_s, [naps, naps], atol=2e-3)
-    # every worker leaves the allgather when the slowest arrives plus the cost
-    wait = max(naps) - rec.compute_s
-    np.testing.assert_allclose(rec.comm_s, wait + cost, atol=5e-4)  # a row also holds the tail
-    np.testing.assert_allclose(rec.comm_s[:, 1], cost, rtol=1e-9)  # the slowest does not wait
-    assert rec.time_s == pytest.approx(2 * (rec.compute_s.max(axis=1).mean() + cost), abs=5e-4)
-    assert rec.time_s < 2 * (0.010 + cost) + 4e-3  # the untimed 20 ms nap is not in it
+    np.testing.assert_allclose(rec.compute_s, [naps, naps], rtol=1e-12)
+    # every worker leaves the allgather when the slowest arrives, plus the cost
+    np.testing.assert_allclose(rec.comm_s, [[0.008 + cost, cost, 0.005 + cost]] * 2, rtol=1e-12)
+    assert rec.time_s == pytest.approx(2 * (0.010 + cost), rel=1e-12)  # the untimed 20 ms: not in it
+    assert rec.comm_share == pytest.approx((0.013 / 3 + cost) / (0.010 + cost), rel=1e-12)
+    # negative control: another profile gives another time
+    assert emulate(naps, FREE, monkeypatch).time_s == pytest.approx(0.020, rel=1e-12)
 
 
-def test_emulated_with_free_profile_is_the_compute_only_composition():
-    rec = driver.record(driver.run(sleepy, workers=3, backend="emulated", profile=FREE,
-                                   naps=[0.001, 0.004, 0.002]),
-                        strategy="t", backend="emulated", profile=FREE, converged=True, epochs=1,
-                        final_mse=0.0, loss_curve=[])
+def test_emulated_with_free_profile_is_the_compute_only_composition(monkeypatch):
+    rec = emulate([0.001, 0.004, 0.002], FREE, monkeypatch)
     # the old composition: Σ_rounds max_p compute
-    assert rec.time_s == pytest.approx(rec.compute_s.max(axis=1).sum(), abs=5e-4)
+    assert rec.time_s == pytest.approx(rec.compute_s.max(axis=1).sum(), rel=1e-12)
+    assert rec.time_s == pytest.approx(0.008, rel=1e-12)
+
+
+def test_emulated_real_clock_books_each_workers_own_compute():
+    res = driver.run(sleepy, workers=2, backend="emulated", profile=FREE, naps=[0.001, 0.02])
+    rec = driver.record(res, strategy="t", backend="emulated", profile=FREE, converged=True,
+                        epochs=1, final_mse=0.0, loss_curve=[])
+    assert rec.compute_s[:, 1].min() >= 0.02 and rec.compute_s[:, 0].max() < 0.015
 
 
 def test_measured_clock_books_compute_and_communication():
