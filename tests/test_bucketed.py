@@ -48,12 +48,14 @@ def test_model_averaging_local_equals_emulated():
                          backend="emulated", profile=prof)
     np.testing.assert_array_equal(loc.params, emu.params)
     np.testing.assert_allclose(loc.extra["val_loss"], emu.extra["val_loss"], rtol=1e-12)
-    nbytes = (loc.params.size + 2) * 8
-    # every worker's epoch ends when the slowest has trained and the allreduce is done
-    np.testing.assert_allclose(emu.compute_s + emu.comm_s,
-                               np.broadcast_to(emu.compute_s.max(axis=1, keepdims=True)
-                                               + allreduce_time(prof, 2, nbytes), (2, 2)),
-                               rtol=1e-12)
+    cost = allreduce_time(prof, 2, (loc.params.size + 2) * 8)
+    # one allreduce per epoch: the last worker to arrive waits only for its cost, the
+    # others also for the slowest one's training; the epoch lasts at least the slowest
+    # worker's compute plus the cost
+    np.testing.assert_allclose(emu.comm_s.min(axis=1), cost, rtol=1e-9, atol=0)
+    assert np.all(emu.comm_s >= cost * (1 - 1e-9))
+    assert np.all((emu.compute_s + emu.comm_s).max(axis=1) >= emu.compute_s.max(axis=1) + cost * (1 - 1e-9))
+    np.testing.assert_array_equal(emu.bytes_sent, loc.bytes_sent)
     assert emu.kind == "emulated" and loc.kind == "measured"
 
 

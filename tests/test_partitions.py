@@ -7,6 +7,8 @@ import pytest
 
 from engine.nets.elman import Elman, Sequences, phi, phi_grad
 from engine.optim import ConjugateGradient
+from engine.parallel import driver
+from engine.perfmodel import MachineProfile, barrier_time_linear
 from engine.schedule import longest_first
 from engine.strategies import network_partition as network, sequence
 
@@ -86,3 +88,81 @@ def test_cg_on_two_local_workers_matches_serial_cg():
 
     h = ConjugateGradient(net2.n_params).minimize(x, f, fg, iterations=5)
     np.testing.assert_allclose(h["phi"], serial["history"]["phi"], rtol=1e-12)
+
+
+LINEAR = MachineProfile("linear", latency_s=2e-4, bandwidth_Bps=1e9, source="test", barrier_model="linear")
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_network_partition_emulated_equals_local_and_charges_each_barrier(workers):
+    """The same worker on the emulated backend: the same gradient bits as the local run; every
+    pattern step ends in a barrier charged (P − 1)·α (paper0's spin barrier), so a repeat
+    lasts at least the busiest worker's compute plus steps·(P − 1)·α, and every worker
+    waits at least that long in barriers."""
+    d, net = data_and_net()
+    preps = network.prepare(net, d)
+    loc, _ = network.run_partitioned(net, preps, max(workers, 2), repeats=1)
+    blocks = network.split_even(net.n_hidden, workers)
+    res = driver.run(network.netpart_worker, workers=workers, backend="emulated", profile=LINEAR,
+                     net=net, preps=preps, blocks=blocks, repeats=2)
+    grad, secs = network.run_partitioned(net, preps, workers, repeats=2, backend="emulated",
+                                         profile=LINEAR)
+    np.testing.assert_array_equal(grad, loc)
+    np.testing.assert_array_equal(np.concatenate([r["grad"] for r in res], axis=1), loc)
+    sync = d.n_patterns * barrier_time_linear(LINEAR, workers)
+    comp = np.stack([r["log"][:, 0] for r in res], axis=1)  # (repeats, P)
+    comm = np.stack([r["log"][:, 1] for r in res], axis=1)
+    assert comp.shape == (2, workers)
+    assert np.all(comm >= sync * (1 - 1e-9))
+    assert np.all((comp + comm).max(axis=1) >= comp.max(axis=1) + sync * (1 - 1e-9))
+    assert secs >= sync * (1 - 1e-9)
+    if workers == 1:  # nothing to wait for, nothing charged
+        assert comm.max() == 0.0 and secs > 0
+    # negative control: with free barriers the workers only wait for each other, far less
+    free = driver.run(network.netpart_worker, workers=workers, backend="emulated",
+                      profile=network.COMPUTE_ONLY, net=net, preps=preps, blocks=blocks, repeats=1)
+    if workers > 1:
+        assert min(r["log"][0, 1] for r in free) < sync
+
+
+def test_block_seconds_is_one_workers_compute():
+    d, net = data_and_net()
+    preps = network.prepare(net, d)
+    assert network.block_seconds(net, preps, 0) == 0.0
+    t = network.block_seconds(net, preps, net.n_hidden, repeats=2)
+    assert 0 < t < 10
+
+
+def test_cg_emulated_equals_local():
+    """The sequence partition's CG worker on the emulated backend: the same trajectory bits
+    as on local processes; each epoch's slowest worker ends it, and every worker's time in
+    the round's collectives is at least their modelled cost."""
+    d, net = data_and_net(n_seq=7)
+    x0 = net.params.copy()
+    loc = sequence.run_local_cg(d, x0, sizes=SIZES, workers_deriv=3, workers_fwd=2, iterations=4, chunk=3)
+    emu = sequence.train_cg(d, x0, sizes=SIZES, workers_deriv=3, workers_fwd=2, iterations=4, chunk=3,
+                            backend="emulated", profile=LINEAR)
+    np.testing.assert_array_equal(emu["history"]["phi"], loc["history"]["phi"])
+    np.testing.assert_array_equal(emu["params"], loc["params"])
+    assert emu["history"]["evals"] == loc["history"]["evals"]
+    rec = emu["record"]
+    assert rec.kind == "emulated" and rec.profile == "linear" and rec.workers == 3
+    assert rec.rounds == len(emu["deriv_compute_s"]) + len(emu["fwd_compute_s"]) == 5 + sum(loc["history"]["evals"])
+    n1 = (net.n_params + 1) * 8
+    kinds = rec.extra["kinds"]
+    cost = np.where(kinds == 1.0, LINEAR.collective_time("broadcast", 3, n1) + LINEAR.collective_time("allreduce", 3, n1),
+                    LINEAR.collective_time("broadcast", 3, n1) + LINEAR.collective_time("allreduce", 3, 8))
+    assert np.all(rec.comm_s >= cost[:, None] * (1 - 1e-9))
+    assert np.all((rec.compute_s + rec.comm_s).max(axis=1) >= rec.compute_s.max(axis=1) + cost * (1 - 1e-9))
+    assert rec.time_s >= rec.compute_s.sum(axis=0).max() + cost.sum() * (1 - 1e-9)
+    np.testing.assert_array_equal(emu["deriv_reduce_s"], rec.comm_s[kinds == 1.0, 0])
+
+
+def test_worker_seconds_from_the_emulated_workers():
+    """Per-worker epoch compute from the emulated workers: one positive value per worker."""
+    d, net = data_and_net(n_seq=9)
+    one = sequence.worker_seconds(net, d, 1, deriv=True, chunk=3, repeats=2)
+    two = sequence.worker_seconds(net, d, 2, deriv=True, chunk=3, repeats=2)
+    fwd = sequence.worker_seconds(net, d, 3, deriv=False, chunk=3, repeats=2)
+    assert one.shape == (1,) and two.shape == (2,) and fwd.shape == (3,)
+    assert np.all(one > 0) and np.all(two > 0) and np.all(fwd > 0)

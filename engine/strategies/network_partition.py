@@ -8,19 +8,23 @@ follow §3.1: "allocated as evenly as possible ... one of the leftovers was give
 to each of the first" workers.
 
 As in Figs 2–3 only the loop is timed: the forward pass and the output-side
-derivatives are computed first (sequentially), the workers are forked after it
-and read those activations from the parent's memory. Sequences are presented
+derivatives are computed first (sequentially), and the workers read those
+activations (forked local workers from the parent's memory). The loop is one
+SPMD worker (:func:`netpart_worker`) that runs on every backend of
+:func:`engine.parallel.driver.run`, the emulated one included. Sequences are presented
 one after another, one pattern at a time, so there is one synchronisation per
 pattern, as in the paper (no vectorisation over sequences here: that is the
 sequence partition's business).
 """
 from __future__ import annotations
 
-from time import perf_counter
+import math
 
 import numpy as np
 
 from engine.nets import elman as E
+from engine.parallel import driver
+from engine.perfmodel import MachineProfile
 from engine.schedule import LinearDistribution
 
 
@@ -58,39 +62,60 @@ def loop(net: E.Elman, preps: list, h0: int, h1: int, *, sync=None) -> np.ndarra
     return total
 
 
+def netpart_worker(comm, *, net: E.Elman, preps: list, blocks: list, repeats: int = 1) -> dict:
+    """SPMD body: worker ``comm.rank`` runs the §2.1 loop for its block of hidden units
+    ``repeats`` times, calling ``comm.barrier`` after every pattern step (one
+    synchronisation per pattern, §2.1). One round per repeat; the workers start each
+    repeat together (an untimed barrier), and the loop's last barrier ends it."""
+    h0, h1 = blocks[comm.rank]
+    g = None
+    comm.start_clock()
+    for _ in range(repeats):
+        with comm.clock.untimed():
+            comm.barrier()
+        g = loop(net, preps, h0, h1, sync=comm.barrier)
+        comm.clock.end_round()
+    return {"grad": g}
+
+
+# Collectives cost nothing: an emulated run under it times each worker's compute only.
+COMPUTE_ONLY = MachineProfile("compute-only", 0.0, math.inf,
+                              source="bound, not a machine: synchronisation free")
+
+
+def run_partitioned(net: E.Elman, preps: list, workers: int, *, repeats: int = 3,
+                    backend: str = "local", profile=None, comm=None):
+    """Run the loop on ``workers`` workers of any backend of
+    :func:`engine.parallel.driver.run`, one barrier per pattern.
+
+    Returns (∂Φ/∂Wz (nz, H) assembled from the blocks, loop seconds), None on MPI ranks
+    other than 0. The loop time of a repeat is the slowest worker's compute plus
+    synchronisation between the barrier that starts it and the loop's last barrier;
+    the result is the best of ``repeats``. On the emulated backend that is each
+    step's slowest worker plus the cost ``profile`` charges for each barrier
+    (``barrier_model="linear"``: (P − 1)·α, paper0's shared-memory spin barrier).
+    """
+    blocks = split_even(net.n_hidden, workers)
+    res = driver.run(netpart_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     net=net, preps=preps, blocks=blocks, repeats=repeats)
+    if res is None:
+        return None
+    grad = np.concatenate([r["grad"] for r in res], axis=1)
+    per_rep = np.max([r["log"][:, 0] + r["log"][:, 1] for r in res], axis=0)  # slowest worker
+    return grad, float(per_rep.min())
+
+
 def block_seconds(net: E.Elman, preps: list, k: int, *, repeats: int = 3) -> float:
-    """Seconds of the §2.1 loop for a block of k hidden units, alone (best of ``repeats``)."""
+    """Seconds of the §2.1 loop for a block of k hidden units, alone (best of ``repeats``):
+    the compute of one worker of :func:`netpart_worker` holding units 0..k, on the
+    emulated backend (its barriers are neither timed nor charged).
+
+    paper0's report composes its emulated loop time from these, T(P) = t(⌈H/P⌉) +
+    steps·(P − 1)·α, for several machine profiles from one measurement.
+    :func:`run_partitioned` with ``backend="emulated"`` runs the P-worker partition
+    itself (each step waits for its slowest worker)."""
     if k == 0:
         return 0.0
-    best = np.inf
-    for _ in range(repeats):
-        t = perf_counter()
-        loop(net, preps, 0, k)
-        best = min(best, perf_counter() - t)
-    return best
-
-
-def run_partitioned(net: E.Elman, preps: list, workers: int, *, repeats: int = 3):
-    """Run the loop on ``workers`` local processes, one barrier per pattern.
-
-    Returns (∂Φ/∂Wz (nz, H) assembled from the blocks, loop seconds): the loop time
-    is the slowest worker's, between a barrier before and after, best of ``repeats``.
-    """
-    from engine.comm.local import run_local
-
-    blocks = split_even(net.n_hidden, workers)
-
-    def fn(comm):
-        h0, h1 = blocks[comm.rank]
-        ts = []
-        for _ in range(repeats):
-            comm.barrier()
-            t = perf_counter()
-            g = loop(net, preps, h0, h1, sync=comm.barrier)
-            ts.append(perf_counter() - t)
-        return g, ts
-
-    res = run_local(fn, workers)
-    grad = np.concatenate([r[0] for r in res], axis=1)
-    per_rep = np.max(np.array([r[1] for r in res]), axis=0)  # slowest worker per repeat
-    return grad, float(per_rep.min())
+    r = driver.run(netpart_worker, workers=1, backend="emulated", profile=COMPUTE_ONLY,
+                   net=net, preps=preps, blocks=[(0, k)], repeats=repeats)[0]
+    return float(r["log"][:, 0].min())
