@@ -39,13 +39,14 @@ class WorkerClock:
     :meth:`start`.
     """
 
-    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_paused")
+    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_paused", "_pending")
 
     def __init__(self):
         self.log = RoundLog(4096)
         self.t0 = float("nan")
         self._t = None  # perf_counter of the last boundary; None: not counting
         self._compute = self._comm = self._bytes = 0.0
+        self._pending = 0.0  # compute no collective has seen yet (it spans end_round)
         self._paused = False
 
     @property
@@ -54,15 +55,22 @@ class WorkerClock:
 
     def start(self) -> None:
         self._t = self.t0 = perf_counter()
-        self._compute = self._comm = self._bytes = 0.0
+        self._compute = self._comm = self._bytes = self._pending = 0.0
 
-    def enter(self) -> float:
-        """A collective begins: the compute since the last boundary is booked; returns it."""
-        if not self.running:
-            return 0.0
+    def _book(self) -> None:
+        """Book the compute since the last boundary."""
         now = perf_counter()
         seg, self._t = now - self._t, now
         self._compute += seg
+        self._pending += seg
+
+    def enter(self) -> float:
+        """A collective begins: book the compute since the last boundary; return the compute
+        since the previous collective (what an emulated worker's virtual clock advances by)."""
+        if not self.running:
+            return 0.0
+        self._book()
+        seg, self._pending = self._pending, 0.0
         return seg
 
     def leave(self, nbytes: float, comm_s: float | None = None) -> None:
@@ -80,9 +88,7 @@ class WorkerClock:
         bytes as the paper's machine moves them)."""
         if not self.running:
             raise RuntimeError("end_round() before start() or inside untimed()")
-        now = perf_counter()
-        self._compute += now - self._t
-        self._t = now
+        self._book()
         self.log.add(self._compute, self._comm, self._bytes if nbytes is None else nbytes)
         self._compute = self._comm = self._bytes = 0.0
 
@@ -92,7 +98,7 @@ class WorkerClock:
         if not self.running:
             yield
             return
-        self.enter()
+        self._book()
         self._paused = True
         try:
             yield

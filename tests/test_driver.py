@@ -65,14 +65,16 @@ class FakeClock:
         return self.t
 
 
-def sleepy(comm, *, naps, rounds: int = 2, fake=None):
+def sleepy(comm, *, naps, rounds: int = 2, fake=None, tails=None):
     """Rank r computes naps[r] seconds (a sleep, or a step of a fake clock) before each
-    allgather of 100 float64."""
+    allgather of 100 float64, and tails[r] after it, before the round ends."""
     work = (lambda s: setattr(fake, "t", fake.t + s)) if fake else time.sleep
     comm.start_clock()
     for _ in range(rounds):
         work(naps[comm.rank])
         comm.allgather(np.zeros(100))
+        if tails:
+            work(tails[comm.rank])
         comm.clock.end_round()
     with comm.clock.untimed():
         work(0.02)  # never booked
@@ -80,11 +82,11 @@ def sleepy(comm, *, naps, rounds: int = 2, fake=None):
     return {}
 
 
-def emulate(naps, profile, monkeypatch):
+def emulate(naps, profile, monkeypatch, tails=None):
     fake = FakeClock()
     monkeypatch.setattr("engine.timing.perf_counter", fake)
     res = driver.run(sleepy, workers=len(naps), backend="emulated", profile=profile, naps=naps,
-                     fake=fake)
+                     fake=fake, tails=tails)
     return driver.record(res, strategy="t", backend="emulated", profile=profile, converged=True,
                          epochs=1, final_mse=0.0, loss_curve=[])
 
@@ -102,6 +104,17 @@ def test_emulated_virtual_clock_worked_example(monkeypatch):
     assert rec.comm_share == pytest.approx((0.013 / 3 + cost) / (0.010 + cost), rel=1e-12)
     # negative control: another profile gives another time
     assert emulate(naps, FREE, monkeypatch).time_s == pytest.approx(0.020, rel=1e-12)
+
+
+def test_compute_after_a_rounds_last_collective_delays_the_next_one(monkeypatch):
+    naps, tails = [0.002, 0.010, 0.005], [0.006, 0.0, 0.001]
+    cost = SLOW.allgather_time(3, 800)
+    rec = emulate(naps, SLOW, monkeypatch, tails=tails)
+    np.testing.assert_allclose(rec.compute_s, [np.add(naps, tails)] * 2, rtol=1e-12)
+    # round 1: everyone leaves at 0.010 + cost; round 2 arrivals: tail + nap = 8, 10, 6 ms
+    np.testing.assert_allclose(rec.comm_s[1], [0.002 + cost, cost, 0.004 + cost], rtol=1e-12)
+    # the slowest finishes at round 1's end + 10 ms + cost + its 6 ms tail
+    assert rec.time_s == pytest.approx(0.010 + cost + 0.010 + cost + 0.006, rel=1e-12)
 
 
 def test_emulated_with_free_profile_is_the_compute_only_composition(monkeypatch):
