@@ -104,19 +104,65 @@ def data_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, co
     return dev, "pass" if dev <= TOL else "FAIL"
 
 
+# ---- the model-parallel family: each on the networks where it makes sense -------------------
+def hidden_units_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1):
+    """McCann & Kalman 1994, §2.1: the hidden units of the derivative loop over workers,
+    one barrier per pattern; ∂Φ/∂Wz against the serial gradient (eqs. 1–4)."""
+    from engine.strategies import network_partition as NP
+
+    net = w.make_net(np.random.default_rng(seed))
+    out = NP.run_partitioned(net, NP.prepare(net, w.data, loss=net.loss), workers, repeats=1,
+                             backend=backend, profile=PROFILE, comm=comm)
+    if out is None:
+        return None, ""
+    g = np.empty(net.n_params)
+    net.loss_and_grad(w.data.batch(np.arange(w.data.n_seq)), g, method="forward")
+    dev = float(np.max(np.abs(out[0] - net.view(g, "Wz"))))
+    return dev, "pass" if dev <= TOL else "FAIL"
+
+
+MODEL_PARALLEL = {  # name: (runner, {net: why it cannot apply})
+    "model-parallel/hidden-units": (hidden_units_cell, {
+        "mlp": "the §2.1 split is of the Elman derivative loop (eqs. 1–4); an MLP's hidden "
+               "layer is split by model-parallel/node",
+        "lstm": "the LSTM's gradient is by BPTT through gates; no derivative loop to split"}),
+}
+
+
+def model_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, comm=None):
+    runner, na = MODEL_PARALLEL[name]
+    if w.net in na:
+        return None, f"n/a: {na[w.net]}"
+    return runner(w, backend=backend, workers=workers, comm=comm)
+
+
 def cells(backends: list[tuple[str, int]]):
     """(strategy, net, backend, workers) of every cell, in table order."""
-    for name in DATA_PARALLEL:
+    for name in [*DATA_PARALLEL, *MODEL_PARALLEL]:
         for net in ("mlp", "elman", "lstm"):
             for backend, P in backends:
                 yield name, net, backend, P
+
+
+def why_not(name: str, w: Workload) -> str | None:
+    """Why strategy ``name`` cannot apply to the workload, or None."""
+    if name in DATA_PARALLEL:
+        return DATA_PARALLEL[name].problem(w.data)
+    return MODEL_PARALLEL[name][1].get(w.net)
+
+
+def cell(name: str, w: Workload, *, backend: str, workers: int, comm=None):
+    """(max |Δ| against serial, status) of any cell."""
+    if name in DATA_PARALLEL:
+        return data_parallel_cell(name, w, backend=backend, workers=workers, comm=comm)
+    return model_parallel_cell(name, w, backend=backend, workers=workers, comm=comm)
 
 
 def run_matrix(backends: list[tuple[str, int]], *, comm=None) -> list[dict]:
     ws = workloads()
     rows = []
     for name, net, backend, P in cells(backends):
-        dev, status = data_parallel_cell(name, ws[net], backend=backend, workers=P, comm=comm)
+        dev, status = cell(name, ws[net], backend=backend, workers=P, comm=comm)
         rows.append({"strategy": name, "net": net, "backend": backend, "workers": P,
                      "max_abs_dev": "" if dev is None else f"{dev:.3g}", "status": status})
     return rows

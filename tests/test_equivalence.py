@@ -24,20 +24,21 @@ from reproduce import matrix as M
 WORKLOADS = M.workloads()
 BACKENDS = [("inprocess", 1), ("local", 1), ("local", 2), ("local", 3),
             ("emulated", 2), ("emulated", 5), ("emulated", 7)]
-CELLS = [(s, n) for s in M.DATA_PARALLEL for n in WORKLOADS
-         if M.DATA_PARALLEL[s].problem(WORKLOADS[n].data) is None]
+CELLS = [(s, n) for s in [*M.DATA_PARALLEL, *M.MODEL_PARALLEL] for n in WORKLOADS
+         if M.why_not(s, WORKLOADS[n]) is None]
+DP_CELLS = [(s, n) for s, n in CELLS if s in M.DATA_PARALLEL]
 
 
 @pytest.mark.parametrize("backend,P", BACKENDS, ids=[f"{b}{p}" for b, p in BACKENDS])
 @pytest.mark.parametrize("strategy,net", CELLS, ids=[f"{s}-{n}" for s, n in CELLS])
 def test_cell_equals_serial(strategy, net, backend, P):
-    dev, status = M.data_parallel_cell(strategy, WORKLOADS[net], backend=backend, workers=P)
+    dev, status = M.cell(strategy, WORKLOADS[net], backend=backend, workers=P)
     assert status == "pass", f"max |Δ| = {dev}"
 
 
 def test_every_network_has_a_data_parallel_cell_and_bucketing_on_both_sequence_nets():
-    nets = {n for _, n in CELLS}
-    assert nets == {"mlp", "elman", "lstm"}
+    assert {n for _, n in DP_CELLS} == {"mlp", "elman", "lstm"}
+    assert {n for s, n in CELLS if s in M.MODEL_PARALLEL} >= {"elman"}
     for s in ("bucketed/gradients", "bucketed/average"):
         assert {n for t, n in CELLS if t == s} == {"elman", "lstm"}
 
@@ -58,7 +59,7 @@ PERTURB = {  # a change the comparison must notice, per strategy
 }
 
 
-@pytest.mark.parametrize("strategy,net", CELLS, ids=[f"{s}-{n}" for s, n in CELLS])
+@pytest.mark.parametrize("strategy,net", DP_CELLS, ids=[f"{s}-{n}" for s, n in DP_CELLS])
 def test_negative_control_a_wrong_reference_fails(strategy, net):
     w, cfg = WORKLOADS[net], M.DATA_PARALLEL[strategy]
     rec = train_data_parallel(w.make_net, w.data, cfg=cfg, seed=1, workers=2, backend="emulated",
@@ -66,6 +67,21 @@ def test_negative_control_a_wrong_reference_fails(strategy, net):
     wrong = serial_reference(w.make_net, w.data, dataclasses.replace(cfg, **PERTURB[strategy]),
                              workers=2, seed=1)
     assert np.max(np.abs(rec.params - wrong)) > 1e3 * M.TOL
+
+
+def test_negative_control_model_parallel_against_the_wrong_method():
+    """The hidden-unit partition computes eqs. 1–4; a reference from a perturbed net fails."""
+    from engine.strategies import network_partition as NP
+
+    w = WORKLOADS["elman"]
+    net = w.make_net(np.random.default_rng(1))
+    grad, _ = NP.run_partitioned(net, NP.prepare(net, w.data, loss=net.loss), 2, repeats=1,
+                                 backend="emulated", profile=M.PROFILE)
+    other = net.copy()
+    other.params *= 1.001
+    g = np.empty(net.n_params)
+    other.loss_and_grad(w.data.batch(np.arange(w.data.n_seq)), g)
+    assert np.max(np.abs(grad - other.view(g, "Wz"))) > 1e3 * M.TOL
 
 
 def test_negative_control_another_worker_count_differs():
