@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from engine.nets.mlp import MLP
+from engine.perfmodel import MachineProfile
 from engine.strategies.bunch import init_rng
 from engine.strategies.forward_parallel import forward_parallel, serial_forward
 
@@ -24,13 +25,14 @@ def test_serial_forward_is_the_mlp_forward(x):
 
 @pytest.mark.parametrize("strategy", ["NP", "PP"])
 @pytest.mark.parametrize("backend,workers,bunch", [("inprocess", 1, 7), ("local", 2, 7),
-                                                   ("local", 3, 2)])
+                                                   ("local", 3, 2), ("emulated", 4, 7)])
 def test_forward_parallel_equals_serial(x, strategy, backend, workers, bunch):
     # bunch 7 over 25 patterns leaves a last bunch of 4; bunch 2 on 3 PP ranks leaves a rank idle
     ref = serial_forward(x, sizes=SIZES, activation="logistic", seed=4, bunch=bunch, init_scale=0.5)
     r = forward_parallel(x, strategy=strategy, sizes=SIZES, activation="logistic", seed=4, bunch=bunch,
-                         workers=workers, backend=backend, init_scale=0.5)
-    assert r["patterns"] == x.shape[0]
+                         workers=workers, backend=backend, init_scale=0.5,
+                         profile=MachineProfile("test", 1e-6, 1e9, "test"))
+    assert r["patterns"] == x.shape[0] and r["log"].shape == (-(-x.shape[0] // bunch), workers, 3)
     np.testing.assert_allclose(r["y"], ref["y"], rtol=0, atol=1e-12)
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from datasets.speech import N_STATIC, SpeechConfig, normalize, synthesize
 from engine.nets.mlp import MLP
+from engine.perfmodel import MachineProfile
 from engine.optim import SGD
 from engine.strategies.bunch import (BunchConfig, bunches, data_rng, epoch_chunks, init_rng,
                                      train_sequential)
@@ -168,3 +169,29 @@ def test_schedule_events_and_early_stop():
     short = list(schedule(30, BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10, max_bunches=5),
                           data_rng(0)))
     assert [k for k, _ in short].count("bunch") == 5 and short[-1] == ("end", 1)
+
+
+@pytest.mark.parametrize("strategy,backend,workers,pipelined", [
+    ("NP", "local", 2, False), ("NP", "emulated", 3, False), ("NP", "local", 2, True),
+    ("NP", "emulated", 3, True), ("PP", "local", 2, False), ("PP", "emulated", 3, False)])
+def test_epoch_accuracies_equal_sequential(corpus, strategy, backend, workers, pipelined):
+    """The per-epoch training and CV frame accuracies (evaluated untimed in the one worker)
+    equal sequential training's; pipelined NP evaluates the weights as they stand after the
+    epoch, one update still pending, so it must differ from the sequential run there."""
+    cfg = cfg_(epochs=3, pipelined=pipelined)
+    net = MLP(SIZES, ACT)
+    net.init_uniform(init_rng(SEED), scale=0.1)
+    seq = train_sequential(net, corpus, cfg=cfg_(epochs=3), seed=SEED, cv=corpus)
+    fn = train_network_parallel if strategy == "NP" else train_pattern_bunch
+    seen = []
+    r = fn(corpus, sizes=SIZES, activation=ACT, cfg=cfg, seed=SEED, workers=workers,
+           backend=backend, cv=corpus, on_epoch=seen.append,
+           profile=MachineProfile("test", 1e-6, 1e9, "test"))
+    assert len(r["cv_acc"]) == len(r["train_acc_epochs"]) == 3
+    if backend == "emulated":
+        assert seen == [1, 2, 3]  # the callback runs on rank 0, here in this process
+    if pipelined:
+        assert r["cv_acc"] != seq["cv_acc"]
+    else:
+        assert r["cv_acc"] == seq["cv_acc"] and r["train_acc_epochs"] == seq["train_acc"]
+    assert r["steps"].shape == (r["bunches"], 4) and (r["steps"][:, 2] > 0).all()

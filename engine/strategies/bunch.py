@@ -63,6 +63,15 @@ class BunchConfig:
         return self.bunch * math.ceil(self.chunk / self.bunch)
 
 
+def no_comm_profile():
+    """The profile of an emulated run for its numbers (weights, accuracies), not its
+    timing: every collective costs nothing."""
+    from engine.perfmodel import MachineProfile
+
+    return MachineProfile("none", 0.0, math.inf, "no communication cost: emulated for the "
+                          "numbers (weights, accuracies), not for timing")
+
+
 def data_rng(seed: int) -> np.random.Generator:
     """The shared data-order stream: every rank draws the same order from it."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
@@ -151,6 +160,27 @@ class InputFeed:
         n = x.size if share is None else x[share].size
         self.nbytes += n * self.cfg.value_bytes
         return x
+
+
+def collect(res: list[dict], backend: str) -> dict:
+    """What the NP and PP entry points return from their workers' results (with the
+    driver's ``log`` and ``wall``): the log (rounds, ranks, 3), the measured wall of the
+    slowest rank, ``time_s`` (that wall, or for an emulated run the slowest worker's
+    virtual finish time, Σ compute + communication), and ``steps`` (bunches, 4): per
+    bunch the slowest rank's compute s, the slowest rank's communication s (waiting
+    included), the bunch size and the bytes per slave."""
+    log = np.stack([r["log"] for r in res], axis=1)  # (rounds, ranks, 3)
+    b = res[0]["b"]  # (rounds,) bunch size, 0 for the boundary and chunk rounds
+    rows = log[b > 0]  # (bunches, ranks, 3)
+    wall = max(r["wall"] for r in res)
+    time_s = (wall if backend != "emulated"
+              else float((log[:, :, 0] + log[:, :, 1]).sum(axis=0).max()))
+    r0 = res[0]
+    return {"wall": wall, "time_s": time_s, "bunches": r0["bunches"], "log": log,
+            "train_acc": r0["train_acc"], "train_acc_epochs": r0["train_acc_epochs"],
+            "cv_acc": r0["cv_acc"],
+            "steps": np.column_stack([rows[:, :, 0].max(axis=1), rows[:, :, 1].max(axis=1),
+                                      b[b > 0], rows[:, -1, 2]])}
 
 
 def frame_accuracy(net, corpus, *, block: int = 8192) -> float:

@@ -20,8 +20,7 @@ from time import perf_counter
 
 import numpy as np
 
-from engine.comm.base import InProcessComm
-from engine.nets.mlp import MLP
+from engine.parallel import driver
 from engine.strategies.bunch import BunchConfig
 from engine.strategies.network_parallel import NPSlave, _init_net, hidden_blocks
 from engine.strategies.pattern_bunch import share
@@ -54,8 +53,7 @@ def np_forward_worker(comm, *, x, sizes, activation: str, seed: int, bunch: int,
     n, N_o = x.shape[0], sizes[2]
     y = np.empty((n, N_o)) if rank == 0 else None  # (n, N_o)
     recv: dict[int, np.ndarray] = {}
-    comm.barrier()
-    t0 = perf_counter()
+    comm.start_clock()
     for k in range(0, n, bunch):
         xb = x[k:k + bunch]
         b = xb.shape[0]
@@ -70,7 +68,8 @@ def np_forward_worker(comm, *, x, sizes, activation: str, seed: int, bunch: int,
             for p in range(1, P):  # rank order
                 out += r[p]
             f_o.f(out, out)
-    return {"y": y, "wall": perf_counter() - t0, "patterns": n}
+        comm.clock.end_round()
+    return {"y": y, "patterns": n}
 
 
 def pp_forward_worker(comm, *, x, sizes, activation: str, seed: int, bunch: int,
@@ -83,8 +82,7 @@ def pp_forward_worker(comm, *, x, sizes, activation: str, seed: int, bunch: int,
     send = np.zeros((m, N_o))  # (m, N_o): this rank's share, padded
     recv = np.empty((P, m, N_o))  # (P, m, N_o)
     y = np.empty((n, N_o)) if rank == 0 else None  # (n, N_o)
-    comm.barrier()
-    t0 = perf_counter()
+    comm.start_clock()
     for k in range(0, n, bunch):
         b = min(bunch, n - k)
         sh = share(b, P, rank)
@@ -96,30 +94,24 @@ def pp_forward_worker(comm, *, x, sizes, activation: str, seed: int, bunch: int,
             for p in range(P):
                 s = share(b, P, p)
                 y[k + s.start:k + s.stop] = recv[p, :s.stop - s.start]
-    return {"y": y, "wall": perf_counter() - t0, "patterns": n}
+        comm.clock.end_round()
+    return {"y": y, "patterns": n}
 
 
 def forward_parallel(x: np.ndarray, *, strategy: str, sizes, activation: str, seed: int, bunch: int,
-                     workers: int, backend: str = "local", comm=None, init_scale: float = 0.1
-                     ) -> dict | None:
-    """NP or PP forward pass on ``workers`` ranks: {"y" (n, N_o), "wall" (slowest rank), ...}
-    on rank 0 (None on other MPI ranks). Backends as in the training strategies."""
-    from engine.comm.local import run_local
-
+                     workers: int, backend: str = "local", comm=None, init_scale: float = 0.1,
+                     profile=None) -> dict | None:
+    """NP or PP forward pass on ``workers`` ranks of any backend of
+    :func:`engine.parallel.driver.run`: {"y" (n, N_o), "wall" (slowest rank), "patterns",
+    "log" (bunches, ranks, 3), "time_s" (the wall, or the emulated slowest worker's
+    virtual finish time)} on rank 0 (None on other MPI ranks)."""
     fn = {"NP": np_forward_worker, "PP": pp_forward_worker}[strategy]
-    kw = dict(x=x, sizes=sizes, activation=activation, seed=seed, bunch=bunch, init_scale=init_scale)
-    if backend == "inprocess":
-        if workers != 1:
-            raise ValueError("the inprocess backend runs exactly 1 worker")
-        res = [fn(InProcessComm(), **kw)]
-    elif backend == "local":
-        res = run_local(fn, workers, max_elems=bunch * sizes[2], **kw)
-    elif backend == "mpi":
-        if comm is None or comm.size != workers:
-            raise ValueError(f"mpi backend needs a communicator of {workers} ranks")
-        res = comm.gather_objects(fn(comm, **kw))
-        if comm.rank != 0:
-            return None
-    else:
-        raise ValueError(f"unknown backend {backend!r}; use inprocess, local or mpi")
-    return {"y": res[0]["y"], "wall": max(r["wall"] for r in res), "patterns": res[0]["patterns"]}
+    res = driver.run(fn, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=bunch * sizes[2], x=x, sizes=sizes, activation=activation,
+                     seed=seed, bunch=bunch, init_scale=init_scale)
+    if res is None:
+        return None
+    log = np.stack([r["log"] for r in res], axis=1)  # (bunches, ranks, 3)
+    wall = max(r["wall"] for r in res)
+    return {"y": res[0]["y"], "wall": wall, "patterns": res[0]["patterns"], "log": log,
+            "time_s": wall if backend != "emulated" else float(log[:, :, :2].sum(axis=(0, 2)).max())}

@@ -26,20 +26,22 @@ forward pass activations"). The last pending update runs after the last bunch.
 Collectives: the partials travel by allgather (the master reads them), the error
 by broadcast from the master. Bytes are counted per slave as MultiSpert moves
 them (:mod:`engine.strategies.bunch`).
+
+The worker is written once and runs unchanged on every backend of
+:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
+emulated run of paper1's Table 2 is the same worker with communication at no
+cost (:func:`engine.strategies.bunch.no_comm_profile`).
 """
 from __future__ import annotations
 
-from time import perf_counter
-
 import numpy as np
 
-from engine.comm.base import InProcessComm
 from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
-from engine.strategies.bunch import (BunchConfig, InputFeed, data_rng, frame_accuracy, init_rng,
-                                     schedule)
-from engine.timing import RoundLog, Stopwatch
+from engine.parallel import driver
+from engine.strategies.bunch import (BunchConfig, InputFeed, collect, data_rng,
+                                     frame_accuracy, init_rng, no_comm_profile, schedule)
 
 
 def hidden_blocks(n_hidden: int, size: int, *, dedicated_master: bool = False) -> list[tuple[int, int]]:
@@ -176,8 +178,17 @@ def _init_net(sizes, activation, seed, init_scale) -> MLP:
 
 
 def np_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: int,
-              dedicated_master: bool = False, loss: str = "mse", init_scale: float = 0.1) -> dict:
-    """SPMD body of NP training on any communicator (rank 0 is the master)."""
+              dedicated_master: bool = False, loss: str = "mse", init_scale: float = 0.1,
+              cv=None, on_epoch=None) -> dict:
+    """SPMD body of NP training on any communicator (rank 0 is the master).
+
+    Rounds (log rows): the utterance boundaries, sent once; each chunk's broadcast;
+    each bunch. Bytes are counted per slave as MultiSpert moves them. After every
+    epoch, untimed: the master's training frame accuracy of that epoch and, with
+    ``cv``, the CV frame accuracy of the weights as they stand (a pipelined update
+    may still wait; the blocks are gathered to rank 0); then ``on_epoch(epoch)`` on
+    rank 0.
+    """
     P, rank = comm.size, comm.rank
     full = _init_net(sizes, activation, seed, init_scale)
     lo, hi = hidden_blocks(sizes[1], P, dedicated_master=dedicated_master)[rank]
@@ -189,165 +200,97 @@ def np_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
     N_o, B = sizes[2], cfg.bunch
     errs = [np.empty((B, N_o)), np.empty((B, N_o))]  # (B, N_o) each: this and the previous bunch
     recv: dict[int, np.ndarray] = {}
-    log = RoundLog(4096)
+    net = MLP(sizes, activation) if (cv is not None and rank == 0) else None
+    clock = comm.clock
     right = seen = nb = 0
+    sizes_b, tr_acc, cv_acc = [0], [], []  # bunch size per round (0: not a bunch)
+    ep_right = ep_seen = 0
     pending = None  # (slot, error buffer) of the bunch whose update waits (pipelined)
-    log.add(0.0, 0.0, feed.nbytes)  # the utterance boundaries, sent once
-    sw = Stopwatch()
-    comm.barrier()
-    t0 = perf_counter()
+    comm.start_clock()
+    clock.end_round(nbytes=feed.nbytes)  # the utterance boundaries, sent once
     for ev, val in schedule(corpus.n_frames, cfg, rng):
         if ev == "chunk":
-            sw.lap()
             b0 = feed.nbytes
             feed.start_chunk(*val)
-            log.add(0.0, sw.lap(), feed.nbytes - b0)
+            clock.end_round(nbytes=feed.nbytes - b0)
+            sizes_b.append(0)
         elif ev == "bunch":
             idx = val
             b = idx.size
             b0 = feed.nbytes
             x = feed.inputs(idx)
-            tm = sw.lap()
             z, s = slave.forward(x)
             if pending is not None:  # §2.3: the update of bunch k after the forward of k+1
                 slave.update(pending[1][:pending[2]], pending[0])
-            tc = sw.lap()
             r = recv.get(b)
             if r is None:
                 r = recv[b] = np.empty((P, b, N_o))  # (P, b, N_o)
             comm.allgather(z, r)
-            tm += sw.lap()
             e = errs[nb % 2][:b]
             if master is not None:
                 ok, _ = master.error(r, corpus.targets(idx, low=act.low, high=act.high),
                                      corpus.labels[idx], e)
                 right += ok
                 seen += b
-            tc += sw.lap()
             comm.broadcast(e, root=0)
-            tm += sw.lap()
             if cfg.pipelined:
                 pending = (s, errs[nb % 2], b)
             else:
                 slave.update(e, s)
-            tc += sw.lap()
-            log.add(tc, tm, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes)
+            clock.end_round(nbytes=feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes)
+            sizes_b.append(b)
             nb += 1
+        else:  # the end of an epoch
+            with clock.untimed():
+                tr_acc.append((right - ep_right) / max(seen - ep_seen, 1))
+                ep_right, ep_seen = right, seen
+                if cv is not None:
+                    blocks = comm.gather_objects(slave.block_params())
+                    if rank == 0:
+                        net.params[:] = assemble(sizes, blocks)
+                        cv_acc.append(frame_accuracy(net, cv))
+                if on_epoch is not None and rank == 0:
+                    on_epoch(val)
     if pending is not None:
         slave.update(pending[1][:pending[2]], pending[0])
-    wall = perf_counter() - t0
-    return {"log": log.array, "wall": wall, "bunches": nb, "block": slave.block_params(),
-            "train_acc": right / seen if seen else float("nan"), "n_block": slave.n_block}
+    return {"bunches": nb, "block": slave.block_params(), "n_block": slave.n_block,
+            "train_acc": right / seen if seen else float("nan"), "train_acc_epochs": tr_acc,
+            "cv_acc": cv_acc, "b": np.asarray(sizes_b), "feed_bytes": feed.nbytes}
 
 
 def train_network_parallel(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int,
                            workers: int, backend: str = "local", comm=None,
-                           dedicated_master: bool = False, init_scale: float = 0.1) -> dict | None:
-    """NP training on ``workers`` ranks: backend ``inprocess`` (1), ``local`` or ``mpi``.
+                           dedicated_master: bool = False, init_scale: float = 0.1,
+                           loss: str = "mse", profile=None, cv=None, on_epoch=None
+                           ) -> dict | None:
+    """NP training on ``workers`` ranks of any backend of :func:`engine.parallel.driver.run`
+    (``emulated``: every collective charged by ``profile``).
 
-    Returns {"params" (full net), "wall", "bunches", "log" (rounds, ranks, 3), ...}
-    on rank 0 (None on other MPI ranks).
+    Returns on rank 0 (None on other MPI ranks): {"params" (full net), "wall" (measured,
+    slowest rank), "time_s" (measured wall, or the emulated slowest worker's virtual
+    finish time), "bunches", "log" (rounds, ranks, 3), "train_acc" (whole run),
+    "train_acc_epochs", "cv_acc" (per epoch, with ``cv``), "steps", "n_block"}.
     """
-    from engine.comm.local import run_local
-
-    kw = dict(corpus=corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
-              dedicated_master=dedicated_master, init_scale=init_scale)
-    if backend == "inprocess":
-        if workers != 1:
-            raise ValueError("the inprocess backend runs exactly 1 worker")
-        res = [np_worker(InProcessComm(), **kw)]
-    elif backend == "local":
-        B = cfg.bunch
-        need = max(B * sizes[2], B * corpus.windows(np.zeros(1, np.int64)).shape[1],
-                   (cfg.chunk_frames + 8) * 13)
-        res = run_local(np_worker, workers, max_elems=need, **kw)
-    elif backend == "mpi":
-        if comm is None or comm.size != workers:
-            raise ValueError(f"mpi backend needs a communicator of {workers} ranks")
-        res = comm.gather_objects(np_worker(comm, **kw))
-        if comm.rank != 0:
-            return None
-    else:
-        raise ValueError(f"unknown backend {backend!r}; use inprocess, local or mpi")
-    return _collect(res, sizes)
-
-
-def _collect(res: list[dict], sizes) -> dict:
-    n = min(len(r["log"]) for r in res)
-    return {"params": assemble(sizes, [r["block"] for r in res]),
-            "wall": max(r["wall"] for r in res), "bunches": res[0]["bunches"],
-            "log": np.stack([r["log"][:n] for r in res], axis=1),  # (rounds, ranks, 3)
-            "train_acc": res[0]["train_acc"], "n_block": [r["n_block"] for r in res]}
+    B = cfg.bunch
+    need = max(B * sizes[2], B * corpus.windows(np.zeros(1, np.int64)).shape[1],
+               (cfg.chunk_frames + 8) * 13)
+    res = driver.run(np_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=need, corpus=corpus, sizes=sizes, activation=activation, cfg=cfg,
+                     seed=seed, dedicated_master=dedicated_master, loss=loss,
+                     init_scale=init_scale, cv=cv, on_epoch=on_epoch)
+    if res is None:
+        return None
+    return {"params": assemble(sizes, [r["block"] for r in res]), **collect(res, backend),
+            "n_block": [r["n_block"] for r in res], "feed_bytes": res[0]["feed_bytes"]}
 
 
 def np_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, slaves: int,
-                cv=None, init_scale: float = 0.1, on_epoch=None, loss: str = "mse") -> dict:
-    """All ``slaves`` slaves and the master in this process, one after another, each
-    timed on its own; numerically the SPMD run with ``slaves`` ranks (no dedicated
-    master). Per bunch it records the slowest slave's compute (forward + update), the
-    master's error time and the bytes per slave; with ``cv`` the CV frame accuracy
-    after every epoch.
-    """
-    full = _init_net(sizes, activation, seed, init_scale)
-    blocks = hidden_blocks(sizes[1], slaves)
-    S = [NPSlave(full, lo, hi, holds_bias2=(p == 0), cfg=cfg) for p, (lo, hi) in enumerate(blocks)]
-    master = NPMaster(full, loss=loss)
-    act = full.acts[-1]
-    feed = InputFeed(InProcessComm(), corpus, cfg)
-    rng = data_rng(seed)
-    N_o, B = sizes[2], cfg.bunch
-    errs = [np.empty((B, N_o)), np.empty((B, N_o))]
-    part = np.empty((slaves, B, N_o))  # (P, B, N_o)
-    tc = np.zeros(slaves)  # (P,)
-    rows, cv_acc, tr_acc = [], [], []
-    pending, nb = None, 0
-    net = MLP(sizes, activation)
-    right = seen = 0
-    for ev, val in schedule(corpus.n_frames, cfg, rng):
-        if ev == "chunk":
-            feed.start_chunk(*val)
-        elif ev == "bunch":
-            idx = val
-            b = idx.size
-            b0 = feed.nbytes
-            x = feed.inputs(idx)
-            sl = []
-            for p, s in enumerate(S):
-                t = perf_counter()
-                z, k = s.forward(x)
-                part[p, :b] = z
-                if pending is not None:
-                    s.update(pending[1][:pending[2]], pending[0])
-                tc[p] = perf_counter() - t
-                sl.append(k)
-            e = errs[nb % 2][:b]
-            t = perf_counter()
-            ok, _ = master.error(part[:, :b], corpus.targets(idx, low=act.low, high=act.high),
-                                 corpus.labels[idx], e)
-            th = perf_counter() - t
-            right += ok
-            seen += b
-            if cfg.pipelined:
-                pending = (sl[0], errs[nb % 2], b)
-            else:
-                for p, s in enumerate(S):
-                    t = perf_counter()
-                    s.update(e, sl[p])
-                    tc[p] += perf_counter() - t
-            rows.append((tc.max(), th, b, feed.nbytes - b0 + 2 * b * N_o * cfg.value_bytes))
-            nb += 1
-        else:  # the end of an epoch
-            tr_acc.append(right / max(seen, 1))
-            right = seen = 0
-            if cv is not None:
-                # the weights as they stand after the epoch (a pipelined update may still wait)
-                net.params[:] = assemble(sizes, [s.block_params() for s in S])
-                cv_acc.append(frame_accuracy(net, cv))
-            if on_epoch is not None:
-                on_epoch(val)
-    if pending is not None:
-        for s in S:
-            s.update(pending[1][:pending[2]], pending[0])
-    return {"params": assemble(sizes, [s.block_params() for s in S]),
-            "steps": np.asarray(rows),  # (bunches, 4): max slave compute s, master s, b, bytes/slave
-            "cv_acc": cv_acc, "train_acc": tr_acc, "bunches": nb, "chunk_bytes": feed.nbytes}
+                cv=None, init_scale: float = 0.1, on_epoch=None, loss: str = "mse",
+                profile=None) -> dict:
+    """:func:`train_network_parallel` on ``slaves`` emulated ranks (no dedicated master),
+    communication charged by ``profile`` (default: none, an emulation for the numbers).
+    ``train_acc`` is per epoch here; ``chunk_bytes`` what the input feed sent one slave."""
+    r = train_network_parallel(corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
+                               workers=slaves, backend="emulated", init_scale=init_scale,
+                               loss=loss, profile=profile or no_comm_profile(), cv=cv, on_epoch=on_epoch)
+    return {**r, "train_acc": r["train_acc_epochs"], "chunk_bytes": r["feed_bytes"]}

@@ -32,25 +32,25 @@ communication, costs 2/P of the serial update instead of 1/P, and every
 weight a worker uses equals the serial net's (tests/test_node.py). Memory
 per worker: 2/P of the weights plus the full activations and deltas.
 
-Backends: ``inprocess`` (P = 1), ``local`` (forked processes, shared memory),
-``mpi`` (an MPIComm of exactly P ranks) and ``emulated`` (all P workers in
-this process; every worker's compute per layer is timed on its own, and the
-exchange time comes from a :class:`engine.perfmodel.MachineProfile`).
+The worker (:func:`node_worker`) is written once and runs unchanged on every
+backend of :func:`engine.parallel.driver.run`: in-process (P = 1), local
+processes, MPI, and emulated (all P workers in this process, each worker's
+compute timed between its exchanges and every exchange charged by a
+:class:`engine.perfmodel.MachineProfile`).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from time import perf_counter
 
 import numpy as np
 
 from engine.activations import get_activation
-from engine.comm.base import InProcessComm
 from engine.losses import get_loss, per_pattern_squared_error
 from engine.nets.mlp import MLP
+from engine.parallel import driver
 from engine.schedule import LinearDistribution
-from engine.timing import RoundLog, RunRecord, Stopwatch
+from engine.timing import RunRecord
 
 PASSES = ("forward", "forward_backward", "train")
 _F8 = 8  # bytes per float64
@@ -127,15 +127,9 @@ class NodeConfig:
 
 class NodeWorker:
     """Worker p's blocks of a net ``sizes`` over P workers, copied out of ``params``
-    (a flat vector in :class:`engine.nets.mlp.MLP`'s layout).
+    (a flat vector in :class:`engine.nets.mlp.MLP`'s layout)."""
 
-    ``copy=False`` makes the blocks views of two transposed full copies shared
-    by every worker of an emulated run (``shared``), so the emulation holds
-    the weights twice, not 2·P/P times per worker plus copies.
-    """
-
-    def __init__(self, sizes, activation, params: np.ndarray, *, rank: int, size: int,
-                 shared: dict | None = None):
+    def __init__(self, sizes, activation, params: np.ndarray, *, rank: int, size: int):
         self.sizes = tuple(int(s) for s in sizes)
         self.L = len(self.sizes) - 1
         self.rank, self.P = rank, size
@@ -146,25 +140,10 @@ class NodeWorker:
         net = MLP(self.sizes, activation, params=params)  # views only, no copy
         self.Wc, self.Wr, self.b = [None], [None, None], [None]
         for l in range(1, self.L + 1):
-            if shared is None:
-                self.Wc.append(np.ascontiguousarray(net.W[l].T[self.own[l]]))  # (I_{p,l}, N(l−1))
-                self.b.append(net.b[l][self.own[l]].copy())  # (I_{p,l},)
-                if l >= 2:
-                    self.Wr.append(net.W[l][self.own[l - 1]].copy())  # (I_{p,l−1}, N(l))
-            else:
-                self.Wc.append(shared["Wc"][l][self.own[l]])
-                self.b.append(shared["b"][l][self.own[l]])
-                if l >= 2:
-                    self.Wr.append(shared["Wr"][l][self.own[l - 1]])
-
-    @staticmethod
-    def shared_blocks(sizes, activation, params) -> dict:
-        """Transposed full copies (one per layer) for the emulated workers' views."""
-        net = MLP(sizes, activation, params=params)
-        L = net.L
-        return {"Wc": [None] + [np.ascontiguousarray(net.W[l].T) for l in range(1, L + 1)],
-                "Wr": [None, None] + [net.W[l].copy() for l in range(2, L + 1)],
-                "b": [None] + [net.b[l].copy() for l in range(1, L + 1)]}
+            self.Wc.append(np.ascontiguousarray(net.W[l].T[self.own[l]]))  # (I_{p,l}, N(l−1))
+            self.b.append(net.b[l][self.own[l]].copy())  # (I_{p,l},)
+            if l >= 2:
+                self.Wr.append(net.W[l][self.own[l - 1]].copy())  # (I_{p,l−1}, N(l))
 
     # -- compute of one phase (no communication) ------------------------------------------
     def forward_layer(self, l: int, a_prev: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -265,8 +244,11 @@ def _phases(L: int, passes: str) -> list[tuple[str, int]]:
 def node_worker(comm, *, sizes, activation, params, X, T, cfg: NodeConfig, epochs: int,
                 bunch: int = 1, passes: str = "train", loss: str = "mse",
                 keep: bool = False) -> dict:
-    """The same code on every rank of any communicator. Presents the n patterns of X in
-    order, ``bunch`` at a time, ``epochs`` times; logs one row per phase (layer)."""
+    """The same code on every rank of any communicator (:func:`engine.parallel.driver.run`).
+    Presents the n patterns of X in order, ``bunch`` at a time, ``epochs`` times; one
+    round (log row) per phase: each layer's exchange of the forward and backward
+    passes, and the update. With ``keep``, rank 0 returns the outputs of every bunch
+    and the last bunch's activations and deltas, every rank its blocks."""
     P, rank = comm.size, comm.rank
     w = NodeWorker(sizes, activation, params, rank=rank, size=P)
     lossf = get_loss(loss)
@@ -274,13 +256,10 @@ def node_worker(comm, *, sizes, activation, params, X, T, cfg: NodeConfig, epoch
     Bs = sorted({min(bunch, n - s) for s in range(0, n, bunch)})
     bufs = {B: _Buffers(w.sizes, w.dist, rank, B) for B in Bs}
     L = w.L
-    log = RoundLog(max(1024, epochs * len(_phases(L, passes)) * len(range(0, n, bunch))))
+    clock = comm.clock
     outputs, errors = [], []
     last = None
-    sw = Stopwatch()
-    comm.barrier()
-    t0 = perf_counter()
-    sw.lap()
+    comm.start_clock()
     for _ in range(epochs):
         err = 0.0
         for s in range(0, n, bunch):
@@ -289,54 +268,41 @@ def node_worker(comm, *, sizes, activation, params, X, T, cfg: NodeConfig, epoch
             bf.a[0] = x
             for l in range(1, L + 1):
                 w.forward_layer(l, bf.a[l - 1], bf.own[l])
-                tc = sw.lap()
-                nb = exchange(comm, bf.own[l], bf.a[l], w.dist[l], bf)
-                log.add(tc, sw.lap(), nb)
-            if keep:
-                outputs.append(bf.a[L].copy())
-            err += float(per_pattern_squared_error(bf.a[L], t).sum())
+                exchange(comm, bf.own[l], bf.a[l], w.dist[l], bf)
+                clock.end_round()
+            with clock.untimed():
+                if keep and rank == 0:
+                    outputs.append(bf.a[L].copy())
+                err += float(per_pattern_squared_error(bf.a[L], t).sum())
             if passes == "forward":
                 continue
             w.output_delta(bf.a[L], t, lossf, bf.own[L])
-            tc = sw.lap()
-            nb = exchange(comm, bf.own[L], bf.delta[L], w.dist[L], bf)
-            log.add(tc, sw.lap(), nb)
+            exchange(comm, bf.own[L], bf.delta[L], w.dist[L], bf)
+            clock.end_round()
             for l in range(L - 1, 0, -1):
                 w.backward_layer(l, bf.delta[l + 1], bf.a[l], bf.own[l], bf.tmp[l])
-                tc = sw.lap()
-                nb = exchange(comm, bf.own[l], bf.delta[l], w.dist[l], bf)
-                log.add(tc, sw.lap(), nb)
+                exchange(comm, bf.own[l], bf.delta[l], w.dist[l], bf)
+                clock.end_round()
             if passes == "train":
                 w.update(bf.a, bf.delta, lr=cfg.lr, B=x.shape[0], train_bias=cfg.train_bias)
-                log.add(sw.lap(), 0.0, 0.0)
+                clock.end_round()
         errors.append(err / n)
-    wall = perf_counter() - t0
-    return {"log": log.array, "wall": wall, "errors": np.asarray(errors),
-            "outputs": np.concatenate(outputs) if keep else None,
+    first = keep and rank == 0
+    return {"errors": np.asarray(errors),
+            "outputs": np.concatenate(outputs) if first else None,
             "blocks": w.blocks() if keep else None,
-            "a": [x.copy() for x in last.a] if keep else None,
-            "delta": [x.copy() for x in last.delta] if keep else None}
-
-
-def _record(results: list, *, kind: str, P: int, passes: str, epochs: int, n: int,
-            profile: str = "") -> RunRecord:
-    logs = np.stack([r["log"] for r in results], axis=1)  # (phases, P, 3)
-    r0 = results[0]
-    return RunRecord(
-        strategy="node", workers=P, kind=kind, converged=False, rounds=logs.shape[0],
-        epochs=float(epochs), final_mse=float(r0["errors"][-1]) if len(r0["errors"]) else np.nan,
-        loss_curve=r0["errors"], compute_s=logs[:, :, 0], comm_s=logs[:, :, 1],
-        bytes_sent=logs[:, :, 2], wall_s=max(r["wall"] for r in results), profile=profile,
-        extra={"passes": passes, "patterns": n, "outputs": r0["outputs"],
-               "blocks": [r["blocks"] for r in results] if r0["blocks"] is not None else None,
-               "a": r0["a"], "delta": r0["delta"]})
+            "a": [x.copy() for x in last.a] if first else None,
+            "delta": [x.copy() for x in last.delta] if first else None}
 
 
 def train_node_parallel(X, T, *, sizes, activation: str, params: np.ndarray, workers: int,
                         backend: str = "local", cfg: NodeConfig = NodeConfig(), epochs: int = 1,
                         bunch: int = 1, passes: str = "train", comm=None, profile=None,
                         keep: bool = False) -> RunRecord | None:
-    """Node-parallel passes over (X, T) from the initial ``params`` (MLP's flat layout).
+    """Node-parallel passes over (X, T) from the initial ``params`` (MLP's flat layout),
+    on ``workers`` workers of any backend of :func:`engine.parallel.driver.run`
+    (``mpi``: ``comm`` has exactly ``workers`` ranks and the record comes back on rank 0,
+    None elsewhere; ``emulated``: every exchange charged by ``profile``).
 
     ``passes``: ``forward`` (Table 2), ``forward_backward`` (Table 3) or
     ``train`` (forward, backward and update: §5). ``keep`` returns the outputs
@@ -346,101 +312,23 @@ def train_node_parallel(X, T, *, sizes, activation: str, params: np.ndarray, wor
     """
     if passes not in PASSES:
         raise ValueError(f"passes must be one of {PASSES}, got {passes!r}")
-    if not isinstance(workers, (int, np.integer)) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if not 1 <= bunch <= X.shape[0]:
         raise ValueError(f"bunch must be in 1..{X.shape[0]}, got {bunch}")
     P = int(workers)
     check_fits(sizes, P, B=bunch, emulated=backend == "emulated")
-    n = X.shape[0]
-    kw = dict(sizes=sizes, activation=activation, params=params, X=X, T=T, cfg=cfg,
-              epochs=epochs, bunch=bunch, passes=passes, keep=keep)
-    rk = dict(P=P, passes=passes, epochs=epochs, n=n)
-    if backend == "inprocess":
-        if P != 1:
-            raise ValueError("the inprocess backend runs exactly 1 worker")
-        return _record([node_worker(InProcessComm(), **kw)], kind="measured", **rk)
-    if backend == "local":
-        from engine.comm.local import run_local
-
-        kmax = max(LinearDistribution(int(s), P).max_count for s in sizes)
-        return _record(run_local(node_worker, P, max_elems=bunch * kmax, **kw), kind="measured", **rk)
-    if backend == "mpi":
-        if comm is None or comm.size != P:
-            raise ValueError(f"mpi backend needs a communicator of {P} ranks")
-        res = comm.gather_objects(node_worker(comm, **kw))
-        return _record(res, kind="measured", **rk) if comm.rank == 0 else None
-    if backend == "emulated":
-        if profile is None:
-            raise ValueError("emulated runs need a machine profile")
-        return _emulate(P, profile=profile, **kw)
-    raise ValueError(f"unknown backend {backend!r}; use inprocess, local, mpi or emulated")
-
-
-def _emulate(P, *, profile, sizes, activation, params, X, T, cfg, epochs, bunch, passes,
-             keep, loss: str = "mse") -> RunRecord:
-    """All P workers in this process, layer by layer. Each worker's compute for a
-    phase is timed on its own; the exchange is a copy into the shared whole-layer
-    array, timed by ``profile.allgather_time(P, B·Kmax·8 bytes)``. The time of a
-    phase is then max_p compute + exchange (RunRecord.time_s). Numerically the
-    same as the SPMD run.
-    """
-    shared = NodeWorker.shared_blocks(sizes, activation, params)
-    ws = [NodeWorker(sizes, activation, params, rank=p, size=P, shared=shared) for p in range(P)]
-    lossf = get_loss(loss)
-    n, L = X.shape[0], ws[0].L
-    dist = ws[0].dist
-    Bs = sorted({min(bunch, n - s) for s in range(0, n, bunch)})
-    bufs = {B: [_Buffers(ws[0].sizes, dist, p, B) for p in range(P)] for B in Bs}
-    rows, outputs, errors = [], [], []
-    last = None
-    tc = np.empty(P)  # (P,)
-
-    def phase(fn, full, l, B):
-        for p in range(P):
-            t = perf_counter()
-            fn(p)
-            tc[p] = perf_counter() - t
-        if full is not None:
-            for p in range(P):
-                full[:, dist[l].block(p)] = bufs[B][p].own[l]
-            nb = B * dist[l].max_count * _F8
-            rows.append((tc.copy(), profile.allgather_time(P, nb), nb))
-        else:
-            rows.append((tc.copy(), 0.0, 0))
-
-    for _ in range(epochs):
-        err = 0.0
-        for s in range(0, n, bunch):
-            x, t = X[s:s + bunch], T[s:s + bunch]
-            B = x.shape[0]
-            bb = bufs[B]
-            last = bb[0]
-            a, delta = bb[0].a, bb[0].delta  # one whole-layer copy stands for every worker's
-            a[0] = x
-            for l in range(1, L + 1):
-                phase(lambda p: ws[p].forward_layer(l, a[l - 1], bb[p].own[l]), a[l], l, B)
-            if keep:
-                outputs.append(a[L].copy())
-            err += float(per_pattern_squared_error(a[L], t).sum())
-            if passes == "forward":
-                continue
-            phase(lambda p: ws[p].output_delta(a[L], t, lossf, bb[p].own[L]), delta[L], L, B)
-            for l in range(L - 1, 0, -1):
-                phase(lambda p: ws[p].backward_layer(l, delta[l + 1], a[l], bb[p].own[l],
-                                                     bb[p].tmp[l]), delta[l], l, B)
-            if passes == "train":
-                phase(lambda p: ws[p].update(a, delta, lr=cfg.lr, B=B, train_bias=cfg.train_bias),
-                      None, 0, B)
-        errors.append(err / n)
-    c = np.array([r[0] for r in rows]).reshape(len(rows), P)  # (phases, P)
-    cm = np.array([r[1] for r in rows])  # (phases,)
-    nb = np.array([r[2] for r in rows], dtype=float)
-    res = [{"log": np.stack([c[:, p], cm, nb], axis=1), "wall": float("nan"),
-            "errors": np.asarray(errors),
-            "outputs": np.concatenate(outputs) if keep and p == 0 else None,
-            "blocks": ws[p].blocks() if keep else None,
-            "a": [x.copy() for x in last.a] if keep else None,
-            "delta": [x.copy() for x in last.delta] if keep else None} for p in range(P)]
-    return _record(res, kind="emulated", P=P, passes=passes, epochs=epochs, n=n,
-                   profile=profile.name)
+    kmax = max(LinearDistribution(int(s), P).max_count for s in sizes)
+    res = driver.run(node_worker, workers=P, backend=backend, comm=comm, profile=profile,
+                     max_elems=bunch * kmax, sizes=sizes, activation=activation, params=params,
+                     X=X, T=T, cfg=cfg, epochs=epochs, bunch=bunch, passes=passes, keep=keep)
+    if res is None:
+        return None
+    r0 = res[0]
+    errors = r0["errors"]
+    return driver.record(
+        res, strategy="node", backend=backend, profile=profile, converged=False,
+        epochs=epochs, final_mse=errors[-1] if len(errors) else np.nan, loss_curve=errors,
+        extra={"passes": passes, "patterns": X.shape[0], "outputs": r0["outputs"],
+               "blocks": [r["blocks"] for r in res] if keep else None,
+               "a": r0["a"], "delta": r0["delta"]})

@@ -12,20 +12,22 @@ Per bunch and slave the master/slave protocol moves the slave's share of the
 inputs and targets ((B/P)·(N_i + N_o) values, or its chunk of frames with
 compressed input) and 2·N_wts values (the update read, the weights written):
 the T_d of §2.5.
+
+The worker is written once and runs unchanged on every backend of
+:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
+emulated run of paper1's Table 2 is the same worker with communication at no
+cost (:func:`engine.strategies.bunch.no_comm_profile`).
 """
 from __future__ import annotations
 
-from time import perf_counter
-
 import numpy as np
 
-from engine.comm.base import InProcessComm
 from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
-from engine.strategies.bunch import (BunchConfig, InputFeed, data_rng, frame_accuracy, init_rng,
-                                     schedule)
-from engine.timing import RoundLog, Stopwatch
+from engine.parallel import driver
+from engine.strategies.bunch import (BunchConfig, InputFeed, collect, data_rng, frame_accuracy,
+                                     init_rng, no_comm_profile, schedule)
 
 
 def share(b: int, P: int, p: int) -> slice:
@@ -75,27 +77,34 @@ def _protocol_bytes(m: int, n_params: int, sizes, cfg: BunchConfig) -> float:
 
 
 def pp_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: int,
-              init_scale: float = 0.1) -> dict:
-    """SPMD body of PP training on any communicator."""
+              init_scale: float = 0.1, cv=None, on_epoch=None) -> dict:
+    """SPMD body of PP training on any communicator.
+
+    Rounds (log rows): the utterance boundaries, sent once; each chunk; each bunch.
+    Bytes are counted per slave as the master/slave protocol moves them. After every
+    epoch, untimed: the training frame accuracy of that epoch and, with ``cv``, rank
+    0's CV frame accuracy (every replica holds the same weights); then
+    ``on_epoch(epoch)`` on rank 0.
+    """
     P, rank = comm.size, comm.rank
     s = PPSlave(sizes, activation, cfg=cfg, seed=seed, init_scale=init_scale)
     feed = InputFeed(comm, corpus, cfg)
     rng = data_rng(seed)
     total = np.empty_like(s.msg)  # (n_params + 2,)
-    log = RoundLog(4096)
+    clock = comm.clock
     right = seen = nb = 0
-    log.add(0.0, 0.0, feed.nbytes)  # the utterance boundaries, sent once
-    sw = Stopwatch()
-    comm.barrier()
-    t0 = perf_counter()
+    sizes_b, tr_acc, cv_acc = [0], [], []  # bunch size per round (0: not a bunch)
+    ep_right = ep_seen = 0
+    comm.start_clock()
+    clock.end_round(nbytes=feed.nbytes)  # the utterance boundaries, sent once
     for ev, val in schedule(corpus.n_frames, cfg, rng):
         if ev == "chunk":
-            sw.lap()
             b0 = feed.nbytes
             feed.start_chunk(*val)
             if cfg.compressed:  # the chunk's labels, 1 value a frame (the slave's copy is used)
                 feed.nbytes += (val[1] - val[0]) * cfg.value_bytes
-            log.add(0.0, sw.lap(), feed.nbytes - b0)
+            clock.end_round(nbytes=feed.nbytes - b0)
+            sizes_b.append(0)
         elif ev == "bunch":
             idx = val
             b = idx.size
@@ -105,97 +114,51 @@ def pp_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
                 x = feed.inputs(idx[sh])
             else:
                 x = feed.inputs(idx, share=sh)[sh]
-            tm = sw.lap()
             msg = s.gradient(x, idx[sh], corpus)
-            tc = sw.lap()
             comm.allreduce(msg, total)
-            tm += sw.lap()
             s.apply(total, b)
             right += int(total[-2])
             seen += b
-            tc += sw.lap()
-            log.add(tc, tm, feed.nbytes - b0 + _protocol_bytes(sh.stop - sh.start,
-                                                               s.net.n_params, sizes, cfg))
+            clock.end_round(nbytes=feed.nbytes - b0 + _protocol_bytes(sh.stop - sh.start,
+                                                                      s.net.n_params, sizes, cfg))
+            sizes_b.append(b)
             nb += 1
-    wall = perf_counter() - t0
-    return {"log": log.array, "wall": wall, "bunches": nb,
-            "params": s.net.params.copy() if rank == 0 else None,
-            "train_acc": right / seen if seen else float("nan")}
+        else:  # the end of an epoch
+            with clock.untimed():
+                tr_acc.append((right - ep_right) / max(seen - ep_seen, 1))
+                ep_right, ep_seen = right, seen
+                if cv is not None and rank == 0:
+                    cv_acc.append(frame_accuracy(s.net, cv))
+                if on_epoch is not None and rank == 0:
+                    on_epoch(val)
+    return {"bunches": nb, "params": s.net.params.copy() if rank == 0 else None,
+            "train_acc": right / seen if seen else float("nan"), "train_acc_epochs": tr_acc,
+            "cv_acc": cv_acc, "b": np.asarray(sizes_b)}
 
 
 def train_pattern_bunch(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int,
                         workers: int, backend: str = "local", comm=None,
-                        init_scale: float = 0.1) -> dict | None:
-    """PP training on ``workers`` ranks: backend ``inprocess`` (1), ``local`` or ``mpi``."""
-    from engine.comm.local import run_local
-
-    kw = dict(corpus=corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
-              init_scale=init_scale)
-    if backend == "inprocess":
-        if workers != 1:
-            raise ValueError("the inprocess backend runs exactly 1 worker")
-        res = [pp_worker(InProcessComm(), **kw)]
-    elif backend == "local":
-        n_in = corpus.windows(np.zeros(1, np.int64)).shape[1]
-        need = max(MLP(sizes).n_params + 2, cfg.bunch * n_in, (cfg.chunk_frames + 8) * 13)
-        res = run_local(pp_worker, workers, max_elems=need, **kw)
-    elif backend == "mpi":
-        if comm is None or comm.size != workers:
-            raise ValueError(f"mpi backend needs a communicator of {workers} ranks")
-        res = comm.gather_objects(pp_worker(comm, **kw))
-        if comm.rank != 0:
-            return None
-    else:
-        raise ValueError(f"unknown backend {backend!r}; use inprocess, local or mpi")
-    n = min(len(r["log"]) for r in res)
-    return {"params": res[0]["params"], "wall": max(r["wall"] for r in res),
-            "bunches": res[0]["bunches"], "log": np.stack([r["log"][:n] for r in res], axis=1),
-            "train_acc": res[0]["train_acc"]}
+                        init_scale: float = 0.1, profile=None, cv=None, on_epoch=None
+                        ) -> dict | None:
+    """PP training on ``workers`` ranks of any backend of :func:`engine.parallel.driver.run`
+    (``emulated``: every collective charged by ``profile``). Returns on rank 0 (None on
+    other MPI ranks) the dict of :func:`engine.strategies.bunch.collect` plus "params"."""
+    n_in = corpus.windows(np.zeros(1, np.int64)).shape[1]
+    need = max(MLP(sizes).n_params + 2, cfg.bunch * n_in, (cfg.chunk_frames + 8) * 13)
+    res = driver.run(pp_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=need, corpus=corpus, sizes=sizes, activation=activation, cfg=cfg,
+                     seed=seed, init_scale=init_scale, cv=cv, on_epoch=on_epoch)
+    if res is None:
+        return None
+    return {"params": res[0]["params"], **collect(res, backend)}
 
 
 def pp_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, slaves: int,
-                cv=None, init_scale: float = 0.1, on_epoch=None) -> dict:
-    """All ``slaves`` shares computed in this process on one replica (the replicas are
-    identical), each timed on its own and summed in rank order: numerically the SPMD
-    run. Per bunch: the slowest share's compute, the summing/step time and bytes."""
-    s = PPSlave(sizes, activation, cfg=cfg, seed=seed, init_scale=init_scale)
-    feed = InputFeed(InProcessComm(), corpus, cfg)
-    rng = data_rng(seed)
-    total = np.empty_like(s.msg)  # (n_params + 2,)
-    rows, cv_acc, tr_acc, nb = [], [], [], 0
-    right = seen = 0
-    for ev, val in schedule(corpus.n_frames, cfg, rng):
-        if ev == "chunk":
-            feed.start_chunk(*val)
-        elif ev == "bunch":
-            idx = val
-            b = idx.size
-            b0 = feed.nbytes
-            x_all = feed.inputs(idx) if not cfg.compressed else None
-            tcs = []
-            for p in range(slaves):
-                sh = share(b, slaves, p)
-                x = feed.inputs(idx[sh]) if cfg.compressed else x_all[sh]
-                t = perf_counter()
-                msg = s.gradient(x, idx[sh], corpus)
-                if p == 0:
-                    np.copyto(total, msg)
-                else:
-                    total += msg
-                tcs.append(perf_counter() - t)
-            t = perf_counter()
-            s.apply(total, b)
-            th = perf_counter() - t
-            right += int(total[-2])
-            seen += b
-            rows.append((max(tcs), th, b, (feed.nbytes - b0) / slaves if not cfg.compressed else 0.0))
-            nb += 1
-        else:  # the end of an epoch
-            tr_acc.append(right / max(seen, 1))
-            right = seen = 0
-            if cv is not None:
-                cv_acc.append(frame_accuracy(s.net, cv))
-            if on_epoch is not None:
-                on_epoch(val)
-    return {"params": s.net.params.copy(), "steps": np.asarray(rows), "cv_acc": cv_acc,
-            "train_acc": tr_acc, "bunches": nb}
+                cv=None, init_scale: float = 0.1, on_epoch=None, profile=None) -> dict:
+    """:func:`train_pattern_bunch` on ``slaves`` emulated ranks, communication charged by
+    ``profile`` (default: none, an emulation for the numbers). ``train_acc`` is per
+    epoch here."""
+    r = train_pattern_bunch(corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
+                            workers=slaves, backend="emulated", init_scale=init_scale,
+                            profile=profile or no_comm_profile(), cv=cv, on_epoch=on_epoch)
+    return {**r, "train_acc": r["train_acc_epochs"]}
