@@ -378,24 +378,6 @@ class SpertModel:
     latency_s: float = 0.0
     fitted: bool = False
 
-    def collective_time(self, op: str, P: int, nbytes: int) -> float:
-        """Time of one collective of P workers, ``nbytes`` per worker: what the emulated
-        backend charges (engine/comm/emulated.py). allgather: :meth:`allgather_time`;
-        allreduce: :func:`allreduce_time`; broadcast: binomial tree, ⌈log2 P⌉·(α + s/β);
-        barrier: ``barrier_model``. Zero for one worker."""
-        if P <= 1:
-            return 0.0
-        steps = math.ceil(math.log2(P))
-        if op == "allgather":
-            return self.allgather_time(P, nbytes)
-        if op == "allreduce":
-            return allreduce_time(self, P, nbytes)
-        if op == "broadcast":
-            return steps * (self.latency_s + nbytes / self.bandwidth_Bps)
-        if op == "barrier":
-            return barrier_time_linear(self, P) if self.barrier_model == "linear" else steps * self.latency_s
-        raise ValueError(f"no cost model for collective {op!r}")
-
     def as_dict(self) -> dict:
         return asdict(self)
 

@@ -54,6 +54,9 @@ class WorkerClock:
         return self._t is not None and not self._paused
 
     def start(self) -> None:
+        """Start counting from now, with an empty log (a communicator may run several
+        strategies one after another)."""
+        self.log = RoundLog(4096)
         self._t = self.t0 = perf_counter()
         self._compute = self._comm = self._bytes = self._pending = 0.0
 

@@ -132,12 +132,12 @@ def test_emulated_real_clock_books_each_workers_own_compute():
 
 
 def test_measured_clock_books_compute_and_communication():
-    rec = driver.record(driver.run(sleepy, workers=2, backend="local", naps=[0.001, 0.02]),
+    rec = driver.record(driver.run(sleepy, workers=2, backend="local", naps=[0.001, 0.05]),
                         strategy="t", backend="local", converged=True, epochs=1, final_mse=0.0,
                         loss_curve=[])
-    assert rec.kind == "measured" and rec.wall_s >= 0.04
-    assert rec.compute_s[:, 1].min() >= 0.02 and rec.compute_s[:, 0].max() < 0.015
-    assert rec.comm_s[:, 0].min() >= 0.015  # rank 0 waits for rank 1 in the allgather
+    assert rec.kind == "measured" and rec.wall_s >= 0.1
+    assert rec.compute_s[:, 1].min() >= 0.05 and rec.compute_s[:, 0].max() < 0.03
+    assert rec.comm_s[:, 0].min() >= 0.02  # rank 0 waits for rank 1 in the allgather
     assert np.all(rec.bytes_sent == 800)
 
 
