@@ -121,7 +121,38 @@ def hidden_units_cell(w: Workload, *, backend: str, workers: int, comm=None, see
     return dev, "pass" if dev <= TOL else "FAIL"
 
 
+def node_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1,
+              ref_lr: float | None = None):
+    """Hlynsson & Schmitz 2016, §3–4: the nodes of every layer over workers; the trained
+    weights against serial SGD, w ← w − η/B·Σ∇E over bunches of B in data order
+    (``ref_lr``: another η for the reference, a negative control)."""
+    from engine.strategies.node import NodeConfig, assemble, train_node_parallel
+
+    net = w.make_net(np.random.default_rng(seed))
+    X, T = w.data
+    B, lr = 4, 0.1
+    rec = train_node_parallel(X, T, sizes=net.sizes, activation=NODE_ACTIVATION,
+                              params=net.params.copy(), workers=workers, backend=backend, comm=comm,
+                              profile=PROFILE, cfg=NodeConfig(lr=lr), epochs=2, bunch=B, keep=True)
+    if rec is None:
+        return None, ""
+    g = np.empty(net.n_params)
+    for _ in range(2):
+        for s in range(0, len(X), B):
+            net.loss_and_grad(Patterns(X[s:s + B], T[s:s + B]), g)
+            net.params -= (ref_lr or lr) / len(X[s:s + B]) * g
+    dev = max(float(np.max(np.abs(p - net.params))) for p in assemble(net.sizes, NODE_ACTIVATION,
+                                                                       rec.extra["blocks"]))
+    return dev, "pass" if dev <= TOL else "FAIL"
+
+
+NODE_ACTIVATION = "symmetric_sigmoid"
+
 MODEL_PARALLEL = {  # name: (runner, {net: why it cannot apply})
+    "model-parallel/node": (node_cell, {
+        "elman": "the nodes of a layer are exchanged once per layer and pattern; the Elman "
+                 "net's context feeds every hidden unit back at every step (not implemented)",
+        "lstm": "the LSTM's gates couple every unit of a step (not implemented)"}),
     "model-parallel/hidden-units": (hidden_units_cell, {
         "mlp": "the §2.1 split is of the Elman derivative loop (eqs. 1–4); an MLP's hidden "
                "layer is split by model-parallel/node",

@@ -84,6 +84,11 @@ def test_negative_control_model_parallel_against_the_wrong_method():
     assert np.max(np.abs(grad - other.view(g, "Wz"))) > 1e3 * M.TOL
 
 
+def test_negative_control_node_against_another_learning_rate():
+    dev, status = M.node_cell(WORKLOADS["mlp"], backend="emulated", workers=3, ref_lr=0.1001)
+    assert status == "FAIL" and dev > 1e3 * M.TOL
+
+
 def test_negative_control_another_worker_count_differs():
     w, cfg = WORKLOADS["mlp"], M.DATA_PARALLEL["data-parallel/updates"]
     rec = train_data_parallel(w.make_net, w.data, cfg=cfg, seed=1, workers=2, backend="local")
