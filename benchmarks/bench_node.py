@@ -23,7 +23,7 @@ PASSES = 20
 def _setup():
     from dataclasses import replace
 
-    from reproduce.paper4 import DEFAULT
+    from reproduce.paper4.setup import DEFAULT
 
     return replace(DEFAULT, passes_timed=PASSES, calib_reps=200)
 
@@ -68,8 +68,8 @@ def measured_speedup(P: int, passes: str = "forward") -> dict:
     """Measured speedup at P local workers, and the calibrated models' predictions."""
     from engine.comm.local import run_local
     from engine.perfmodel import NodeModel, calibrate_exchange, calibrate_t_a
-    from reproduce.paper4 import node_measured
-    from reproduce.paper4_report import blocked_time
+    from reproduce.paper4.report import blocked_time
+    from reproduce.paper4.tasks import node_measured
 
     s = _setup()
     sizes = s.sizes(WIDTH)

@@ -9,7 +9,7 @@ synthetic speech corpus (datasets/speech.py), 4,800 patterns timed per NP run an
 
 MCUPS = patterns · N_h(N_i + N_o) / wall, the wall clock of the training loop as
 the workers time it (asv cannot time inside child processes), as in
-reproduce/paper1.py. ``time_*`` times the whole call, fork included.
+reproduce/paper1/tasks.py. ``time_*`` times the whole call, fork included.
 """
 from __future__ import annotations
 

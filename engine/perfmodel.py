@@ -447,26 +447,6 @@ def spert_perf(strategy: str, *, P: int, B: int, N_i: int, N_h: int, N_o: int, m
     return B * n_wts(N_i, N_h, N_o) / spert_time(t["T_d"], t["T_c"], t["T_h"], P, formula=formula)
 
 
-# The paper's own constants. Table 1 and §3.2: writes at 4.0 MB/s, reads at 2.7 MB/s,
-# 4-byte errors and 2-byte partial outputs; raw slave speed about 115 MCUPS; host error
-# computation 22 ms per bunch. The bunch of Table 1 is not printed: both its transfers
-# give B = 48 (2.7 ms × 4.0 MB/s / (56 × 4 B) = 48.2 and 2.0 ms × 2.7 MB/s / (56 × 2 B)
-# = 48.2), so c_h = 22 ms / 48. c1 = (N_i + N_o)/115e6 s per hidden unit per pattern,
-# c2 = 0 (not given). The forward constants are not given either: c1_fwd = c1/3
-# assumes a forward pass is one of the three matrix products of a training pass (§2), and
-# c_h_fwd = 0 that the host computes no error in a forward pass.
-TABLE1_BUNCH = 48
-MULTISPERT_RAW_CUPS = 115e6
-MULTISPERT_1997 = SpertModel(
-    "multispert1997", bw_write_Bps=4.0e6, bw_read_Bps=2.7e6,
-    c1_s=(156 + 56) / MULTISPERT_RAW_CUPS, c2_s=0.0, c_h_s=22e-3 / TABLE1_BUNCH,
-    c1_fwd_s=(156 + 56) / MULTISPERT_RAW_CUPS / 3, c2_fwd_s=0.0,
-    source=("Färber 1997 Table 1 and §3.2: 4.0 MB/s write, 2.7 MB/s read, 4-byte errors, "
-            "2-byte outputs, ~115 MCUPS raw per board, 22 ms host error computation at the "
-            "B = 48 implied by Table 1's transfer times; c2 = 0, c1_fwd = c1/3, c_h_fwd = 0 assumed; "
-            "2-byte inputs and 4-byte weights assumed"))
-
-
 def fit_line(x, y) -> tuple[float, float]:
     """Least squares y ≈ a·x + b; returns (a, b). Used to fit c1, c2 (§2.5: 'both
     constants may be determined experimentally from single Spert board runs')."""

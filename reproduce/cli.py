@@ -11,11 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from reproduce.harness import UsageError, run_paper
 from reproduce.papers import BY_NAME, PAPERS, load
-
-
-class UsageError(Exception):
-    pass
 
 
 def _int_at_least(lo: int):
@@ -104,9 +101,9 @@ def _run_paper(name: str, args, comm) -> dict | None:
     from reproduce.progress import Progress
     from reproduce.store import check_writable
 
-    mod = load(name)
+    paper = load(name)
     mode = "quick" if args.quick else "full" if args.full else "default"
-    setup = {"quick": mod.QUICK, "full": mod.FULL, "default": mod.DEFAULT}[mode]
+    setup = paper.setups[mode]
     if args.runs is not None:
         from dataclasses import replace
 
@@ -126,10 +123,10 @@ def _run_paper(name: str, args, comm) -> dict | None:
         raise UsageError(problem)
     workers = args.workers if comm is None else comm.size
     if comm is None and args.workers is None:
-        workers = mod.default_workers()
-    return mod.run(setup=setup, mode=mode, workers=workers, backend=args.backend, seed=args.seed,
-                   out=out, comm=comm,
-                   progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))
+        workers = paper.default_workers()
+    return run_paper(paper, setup=setup, mode=mode, workers=workers, backend=args.backend,
+                     seed=args.seed, out=out, comm=comm,
+                     progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))
 
 
 def _mpi_comm(args):

@@ -1,4 +1,7 @@
-"""The five papers: who, what, and which module reproduces each (None: not yet)."""
+"""The five papers: who, what, and which package reproduces each (None: not yet).
+
+Each package defines ``PAPER`` (a :class:`reproduce.harness.Paper`); adding a paper
+means one package and one entry here."""
 from __future__ import annotations
 
 import importlib
@@ -32,4 +35,5 @@ BY_NAME = {p["name"]: p for p in PAPERS}
 
 
 def load(name: str):
-    return importlib.import_module(BY_NAME[name]["module"])
+    """The :class:`~reproduce.harness.Paper` of paper ``name``."""
+    return importlib.import_module(BY_NAME[name]["module"]).PAPER

@@ -35,7 +35,7 @@ def code_hash(*packages: str) -> str:
 
 @dataclass(frozen=True)
 class Task:
-    name: str  # what to run, interpreted by the paper module
+    name: str  # what to run, interpreted by the paper's run_task
     kind: str  # measured | emulated
     workers: int = 1  # processes or ranks a measured task needs
     params: dict = field(default_factory=dict, hash=False)

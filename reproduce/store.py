@@ -68,10 +68,13 @@ def check_writable(out: Path) -> None:
 
 
 class RunCache:
-    """One JSON file per finished run, named by a hash of its configuration."""
+    """One JSON file per finished run, named by a hash of its configuration.
+
+    ``hits`` counts the runs :meth:`get` found (reported as ``tasks_from_cache``)."""
 
     def __init__(self, folder: Path):
         self.folder = Path(folder)
+        self.hits = 0
 
     @staticmethod
     def key(config: dict) -> str:
@@ -85,7 +88,10 @@ class RunCache:
             d = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError):
             return None
-        return d["result"] if d.get("config") == json.loads(dumps(config)) else None
+        if d.get("config") != json.loads(dumps(config)):
+            return None
+        self.hits += 1
+        return d["result"]
 
     def put(self, config: dict, result: dict) -> None:
         atomic_write(self.folder / f"{self.key(config)}.json", dumps({"config": config, "result": result}))

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from engine.perfmodel import MachineProfile, barrier_time_linear, shared_sum_time
-from reproduce.paper0_report import netpart_emulated, seqpart_emulated
+from reproduce.paper0.report import netpart_emulated, seqpart_emulated
 
 PROF = MachineProfile("test", latency_s=1e-6, bandwidth_Bps=1e9, source="test")
 FREE = MachineProfile("free", 0.0, math.inf, source="test")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reproduce.paper1 import TABLE1_RELATIVE
+from reproduce.paper1.setup import TABLE1_RELATIVE
 from reproduce.report import COLUMNS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent

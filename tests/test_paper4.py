@@ -8,17 +8,19 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from reproduce import paper4
+from reproduce.harness import run_paper
+from reproduce.paper4 import PAPER
+from reproduce.paper4.setup import QUICK
 from reproduce.report import COLUMNS
 
-TINY = replace(paper4.QUICK, widths=(16,), procs=(1, 2, 4), passes_timed=3, runs=2,
+TINY = replace(QUICK, widths=(16,), procs=(1, 2, 4), passes_timed=3, runs=2,
                typical_sizes=(6, 5, 5, 2), typical_epochs=30, calib_reps=20)
 
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("p4") / "paper4"
-    s = paper4.run(setup=TINY, mode="quick", workers=2, backend="local", seed=1, out=out)
+    s = run_paper(PAPER, setup=TINY, mode="quick", workers=2, backend="local", seed=1, out=out)
     return out, s
 
 
@@ -74,6 +76,6 @@ def test_too_wide_refused_before_running(tmp_path, monkeypatch):
 
     monkeypatch.setattr(node, "available_bytes", lambda: 2**30)
     with pytest.raises(MemoryError, match="needs .* GiB"):
-        paper4.run(setup=replace(TINY, widths=(20_000,)), mode="quick", workers=1,
-                   backend="local", seed=1, out=tmp_path / "paper4")
+        run_paper(PAPER, setup=replace(TINY, widths=(20_000,)), mode="quick", workers=1,
+                  backend="local", seed=1, out=tmp_path / "paper4")
     assert not (tmp_path / "paper4").exists()

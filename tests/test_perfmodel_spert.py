@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.perfmodel import (MULTISPERT_1997, SpertModel, n_wts, spert_perf, spert_terms,
-                              spert_time)
+from engine.perfmodel import SpertModel, n_wts, spert_perf, spert_terms, spert_time
+from reproduce.paper1.setup import MULTISPERT_1997
 
 M = MULTISPERT_1997
 NET = dict(N_i=156, N_h=1000, N_o=56)

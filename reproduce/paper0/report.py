@@ -1,4 +1,4 @@
-"""paper0's comparison rows, plots and report.md (the setup is in reproduce/paper0.py).
+"""paper0's comparison rows, plots and report.md (the setup is in reproduce/paper0/setup.py).
 
 Emulated speedups compose measured per-worker compute with a synchronisation model
 of named machine parameters (engine.perfmodel, profile "here"):
@@ -17,7 +17,7 @@ import pandas as pd
 from engine.perfmodel import barrier_time_linear
 from engine.strategies.network_partition import split_even
 from reproduce import report as R
-from reproduce.paper0 import MACHINE, NAME, NETS, NETTALK, REPORTED
+from reproduce.paper0.setup import MACHINE, NAME, NETS, NETTALK, REPORTED
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -270,9 +270,12 @@ def plots(out, sp: pd.DataFrame, train) -> list[str]:
     return figs
 
 
-def write(out, results, *, setup, profiles, meta, quick_shrunk=None) -> dict:
+def write(run, results, meta) -> dict:
+    """comparison.csv, summary.json, the plots and report.md under ``run.out``; the summary."""
     from datasets import nettalk
+    from reproduce.paper0.text import report_markdown
 
+    out, setup, profiles, quick_shrunk = run.out, run.setup, run.context["profiles"], run.quick_shrunk
     stats = nettalk.corpus_stats(nettalk.load())
     sp = frames(results, setup, profiles)
     rows = comparison_rows(results, sp, setup, profiles, stats)
@@ -287,86 +290,19 @@ def write(out, results, *, setup, profiles, meta, quick_shrunk=None) -> dict:
     return {"meta": meta, "rows": df.to_dict(orient="records")}
 
 
-def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, train) -> str:
-    L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
-    if quick_shrunk:
-        L += ["**Quick run** — shrunk settings: " + "; ".join(quick_shrunk) + ". Not a reproduction.", ""]
-    lo = meta.get("loadavg_1min_during_tasks") or {}
-    L += [f"Run: mode {meta['mode']}, seeds {meta['seeds']}, {meta['workers']} local workers on "
-          f"{meta['cpu_count']} cores ({meta['platform']}), 1-min load average {lo.get('min', '–')}–{lo.get('max', '–')} "
-          f"during the tasks, wall {meta['wall_s']:.0f} s. Paper: {MACHINE}.", ""]
-    L += [f"Machine profile `{p.name}`: α = {p.latency_s * 1e6:.2f} µs, β = {p.bandwidth_Bps / 1e9:.2f} GB/s "
-          f"({p.source})." for p in profiles]
-    L += ["",
-          "Kinds: **measured** (timed here, workers ≤ cores), **emulated** (each worker's compute measured alone, "
-          "composed as the slowest worker plus the synchronisation model below), **reported** (the paper). "
-          f"Verdict `close` within {TOL:.0%} relative.", "",
-          "## What is compared", "",
-          "* Figs 2–3 (network partition, §2.1): only the derivative loop is timed, as in the paper. "
-          "Emulated T(P) = t_loop(⌈H/P⌉ hidden units) + steps·(P−1)·α: the loop of the largest block "
-          "(uneven splits give the first H mod P workers one unit more, §3.1) plus one barrier per pattern step, "
-          "whose cost grows with the peers each rank polls. The data are synthetic sequences of the nets' sizes "
-          f"({setup.synth_seqs} sequences of {setup.synth_len[0]}–{setup.synth_len[1]} patterns, presented one "
-          "after another, one barrier per pattern as in the paper).",
-          "* Figs 4–5 (sequence partition, §2.2): longest-first assignment of the 821 word sequences; "
-          "T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β.",
-          "* The paper's figures carry no numbers in the text; its numbers are 417 s, 11 s, 8.96 (17/6), "
-          "22 h vs 8 h, 'over eighty percent', 'about ten', the best counts 17 and 6, and the dip at 7.", "",
-          "## Comparison", "", R.comparison_markdown(df), ""]
-    L += ["## Reading the rows", "",
-          "* Three synchronisation profiles are shown because this 2-core machine is shared: a spin barrier "
-          "between two processes costs a fraction of a µs when both hold a core (`here-best`) and about a "
-          "scheduler time slice when one is descheduled (`here-median` on a loaded machine); `compute-only` is "
-          "the bound with free synchronisation. Which one resembles the SPARCcenter is not known; the "
-          "paper's curve shapes (forward epochs peaking near 6 processors, the dip at 7) appear when the "
-          "per-pattern and per-epoch synchronisation is expensive relative to the compute.",
-          "* Emulated per-worker times are measured one worker at a time with a warm cache; a worker whose "
-          "share fits its cache runs faster per pattern, which gives superlinear emulated forward-epoch "
-          "speedups. Contention for the shared cache and memory bus among simultaneous workers is not "
-          "modeled (the paper blames its own irregularities on exactly that). The one-worker time and "
-          "the per-worker times are also separate best-of-repeats timings, so timing noise alone can put "
-          "an emulated 2-worker speedup slightly above 2 (see the fig4/fig5 rows at 2 workers).",
-          "* The network-partition loop presents one pattern at a time; each worker pays a fixed numpy "
-          "dispatch cost per pattern, so the loop speedup saturates long before 18 processors.",
-          "* Measured rows (2 processes) ran on the shared machine at the load average above; with more "
-          "runnable processes than cores, a barrier per pattern or per epoch waits for the scheduler.", ""]
-    L += ["## Corpus", "",
-          f"Ours: {stats['words']} words, {stats['patterns']} patterns (paper 821 / 4535), word length "
-          f"{stats['min_len']}–{stats['max_len']} (mean {stats['mean_len']:.2f}), {stats['inputs']} inputs, "
-          f"{stats['outputs']} outputs. Source: `{meta.get('nettalk_source')}`.", ""]
-    if train:
-        L += ["## Training", "",
-              "| run | iterations | Φ start | Φ end | phoneme | stress | both | mean evals | restarts | wall s |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-        for i, r in enumerate(train):
-            a = r["accuracy"]
-            L.append(f"| {i} | {r['iterations']} | {r['phi'][0]:.1f} | {r['final_phi']:.1f} | {a['phoneme']:.3f} | "
-                     f"{a['stress']:.3f} | {a['both']:.3f} | {np.mean(r['evals']):.2f} | {r['restarts']} | "
-                     f"{r['wall_s']:.0f} |")
-        L.append("")
-    L += ["## Our choices where the paper is silent", "",
-          "* CG: Polak–Ribière⁺ β, restart every n iterations, on β⁺ = 0 or a non-descent direction; "
-          "golden-section line search on Φ only (bracket by ×1.618, width tolerance "
-          f"{setup.cg_tol}, at most {setup.cg_max_evals} Φ evaluations).",
-          f"* Weights uniform in ±{setup.init_scale}; targets ±1; Kalman–Kwasny error with 1 − a² floored at 1e-12.",
-          "* Second hidden layer fed by the first hidden layer only; skip connections from input and context "
-          "to the outputs; the first 10 hidden units are fed back.",
-          "* NETtalk encoding and phoneme features: our own (datasets/nettalk.py).",
-          f"* Derivative loop vectorised over {setup.chunk} sequences at a time (see the perf rows for other sizes).",
-          "", "## Figures", ""] + [f"![{f}]({f})" for f in figs] + [""]
-    return "\n".join(L)
-
 
 def rebuild(out) -> dict:
     """Rewrite report.md, comparison.csv, summary.json and the plots from the cached runs in
     ``out/.cache`` and the metadata of ``out/summary.json`` (no new measurement): for report
-    changes after a long run. ``python -m reproduce.paper0_report results/paper0``."""
+    changes after a long run. ``python -m reproduce.paper0.report results/paper0``."""
     import json
     import time
     from pathlib import Path
 
     from engine.perfmodel import MachineProfile
-    from reproduce.paper0 import QUICK_SHRUNK, Setup
+    from reproduce.harness import Run
+    from reproduce.paper0 import PAPER
+    from reproduce.paper0.setup import Setup
     from reproduce.runner import Task
 
     out = Path(out)
@@ -387,8 +323,9 @@ def rebuild(out) -> dict:
     meta = {k: v for k, v in meta.items() if k not in ("fidelity", "figures", "tolerance", "corpus",
                                                         "loadavg_1min_during_tasks")}
     meta["report_rebuilt_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return write(out, results, setup=setup, profiles=profiles, meta=meta,
-                 quick_shrunk=QUICK_SHRUNK if meta.get("mode") == "quick" else None)
+    run = Run(PAPER, setup, meta["mode"], meta["workers"], meta["backend"], meta["seed"], out,
+              context={"profiles": profiles})
+    return write(run, results, meta)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``mpiexec -n 2 python -m reproduce.paper4_mpi [REPS]``: t_startup and t_data of the
+"""``mpiexec -n 2 python -m reproduce.paper4.mpi [REPS]``: t_startup and t_data of the
 MPI communicator (engine.perfmodel.calibrate_exchange); rank 0 prints one JSON line."""
 from __future__ import annotations
 

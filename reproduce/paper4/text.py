@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from reproduce import report as R
-from reproduce.paper4 import PASSES, TABLE1, TABLE2, TABLE3, TYPICAL_OUTPUTS
+from reproduce.paper4.setup import PASSES, TABLE1, TABLE2, TABLE3, TYPICAL_OUTPUTS
 
 
 def _med(df, **kv):

@@ -1,7 +1,5 @@
-"""paper4's comparison rows, plots and report.md (see reproduce/paper4.py for the setup)."""
+"""paper4's comparison rows, plots and report.md (setup in reproduce/paper4/setup.py)."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -9,8 +7,8 @@ import pandas as pd
 from engine.perfmodel import LOG_BASES, NodeModel, blocked_exchange_time
 from engine.schedule import LinearDistribution
 from reproduce import report as R
-from reproduce.paper4 import (NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS,
-                              emulated_time_per_pass, models_for)
+from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
+from reproduce.paper4.tasks import calibrated, emulated_time_per_pass, emulation_profile, models_for
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE  # Tables 2–3, §5
@@ -260,10 +258,15 @@ def plots(out, curves: list, setup) -> list[str]:
     return ["speedup_vs_processors.png"]
 
 
-def write(out, results, *, setup, profile, cal, meta, quick_shrunk=None) -> dict:
-    from reproduce.paper4_text import report_markdown
+def write(run, results, meta) -> dict:
+    """comparison.csv, summary.json, the plot and report.md under ``run.out``; the summary.
+    The emulation profile and the §6 models come from this run's calibration tasks."""
+    from reproduce.paper4.text import report_markdown
 
-    backend = meta["backend"]
+    out, setup, backend, quick_shrunk = run.out, run.setup, run.backend, run.quick_shrunk
+    cal = calibrated(results, setup)
+    profile = emulation_profile(cal, backend)
+    meta = {**meta, "profile": profile.as_dict(), "calibration": cal}
     runs = runs_frame(results, setup, profile)
     sp = speedups(runs)
     rows = table1_rows()

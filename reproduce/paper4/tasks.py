@@ -1,12 +1,6 @@
-"""paper4 — Hlynsson & Schmitz (2016), *A Parallel Implementation of the Training of a
-Backpropagation Multilayer Perceptron*: node-parallel MLP training (§3–4), the analytic
-speedup model (§6, Table 1), measured speedups (Tables 2–3) and a typical run (§5).
-
-The paper's setup and reported numbers are data here; :func:`run` calibrates the
-model on this machine, times the node-parallel passes (measured up to the cores,
-emulated beyond), and :mod:`reproduce.paper4_report` writes tables, plots and
-report.md. Every deviation from the paper is commented where it is defined.
-"""
+"""paper4's tasks: calibration of the §6 model on this machine (t_startup, t_data of
+the communicators; t_a of the serial passes), node-parallel passes timed against the
+serial MLP (measured up to the cores, emulated beyond), and the §5 typical run."""
 from __future__ import annotations
 
 import json
@@ -14,7 +8,6 @@ import math
 import os
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from time import perf_counter
 
@@ -24,71 +17,19 @@ from engine.nets.mlp import MLP
 from engine.perfmodel import (MachineProfile, NodeModel, calibrate_exchange, calibrate_t_a,
                               node_profile)
 from engine.strategies.node import NodeConfig, check_fits, train_node_parallel
+from reproduce.paper4.setup import PASSES, TYPICAL_TARGETS, Setup
 from reproduce.runner import Task
 
-NAME = "paper4"
 
-# ---- what the paper reports ----------------------------------------------------
-TABLE1 = [  # (P, speedup n = 132, speedup n = 32k); §6.2, L = 7, t_startup = t_data = t_a = 1
-    (1, 1.02, 1.00), (2, 2.01, 2.00), (4, 3.79, 4.00), (8, 6.58, 7.99), (16, 9.88, 15.95)]
-# Table 2 (§7): forward pass speedup at the PDC centre; 7 layers, input 132, width 64,000.
-# Its column header says "PDC time in seconds", but the values (1.00 at P = 1) are speedups.
-TABLE2 = [(1, 1.00), (2, 2.78), (4, 5.49), (8, 10.40), (16, 15.72)]
-# Table 3 (§7): "Then we did the same with the backward pass as well" (forward + backward).
-# Its caption repeats "Forward pass speedup"; the text says it is forward plus backward.
-TABLE3 = [(1, 1.00), (2, 1.98), (4, 3.92), (8, 7.07), (16, 9.95)]
-TYPICAL_TARGETS = (1.0, -1.0)  # §5
-TYPICAL_OUTPUTS = {1: (0.494420, -0.322816), 10_000: (0.953876, -0.953714)}  # §5
-PAPER_LAYERS = 7  # §7: "a network with the depth of 7 layers"; Table 1: L = 7
-PAPER_INPUT = 132  # §7: "input with dimension 132"
-PAPER_WIDTH = 64_000  # §7: "a width of 64,000 nodes in every subsequent layer"
-TABLE1_N = (132, 32_000)  # §6.2: "first for n = 132 then n = 32000"
-
-
-@dataclass(frozen=True)
-class Setup:
-    # Our net for Tables 2–3: the paper's depth and input, widths this machine holds.
-    # 7 layers read as the input layer plus 6 computed layers (the Σ_{l=1}^{L−1} of §6.1.1).
-    # 2048 is the widest tried here: its weights take 0.16 GiB, an emulated run holds them
-    # three times (the initial vector, then incoming and outgoing blocks), and one forward
-    # pass takes ~7 ms, so 16 emulated workers × 3 runs stay within minutes on a machine
-    # shared by five people. The paper's 64,000 needs 153 GiB of float64 weights: modeled.
-    widths: tuple = (132, 512, 2048)
-    paper_width: int = PAPER_WIDTH
-    layers: int = PAPER_LAYERS
-    n_input: int = PAPER_INPUT
-    activation: str = "symmetric_sigmoid"  # §2: φ(x) = 2/(1+e^(−x)) − 1
-    procs: tuple = (1, 2, 4, 8, 16)  # Tables 1–3
-    passes_timed: int = 40  # passes per timed run (one pattern each: the paper trains online)
-    runs: int = 3  # timed runs per configuration (spread: min/median/max)
-    log_base: str = "2"  # base of log(P) in our model predictions (engine/perfmodel.py)
-    # §5 typical run. Not stated: the net, η, the initial weights, the input pattern.
-    # We use the paper's depth and input size with a narrow width, η = 0.1 (online,
-    # one pattern), uniform ±0.5 initial weights, an input drawn uniform in [−1, 1].
-    typical_sizes: tuple = (132, 32, 32, 32, 32, 32, 2)
-    typical_lr: float = 0.1
-    typical_init: float = 0.5
-    typical_epochs: int = 10_000
-    calib_reps: int = 400
-
-    def sizes(self, width: int) -> tuple:
-        return (self.n_input,) + (int(width),) * (self.layers - 1)
-
-
-DEFAULT = Setup()
-FULL = replace(DEFAULT, runs=10, passes_timed=100)
-# --quick shrinks: widths 132 and 512, 1 run of 10 passes, P up to 8, §5 run of 1,000 epochs.
-QUICK = replace(DEFAULT, widths=(132, 512), runs=1, passes_timed=10, procs=(1, 2, 4, 8),
-                typical_epochs=1_000, calib_reps=100)
-QUICK_SHRUNK = ["widths 132, 512, 2048 → 132, 512", "runs 3 → 1", "timed passes 40 → 10",
-                "processors up to 16 → up to 8", "§5 typical run 10,000 → 1,000 epochs "
-                "(the 10,000-epoch row is missing)", "calibration repetitions 400 → 100"]
-
-PASSES = ("forward", "forward_backward")  # Table 2, Table 3
+def prepare(run) -> None:
+    """Refuse a width this machine cannot hold, before anything runs or is written."""
+    for w in run.setup.widths:
+        check_fits(run.setup.sizes(w), max(run.setup.procs), emulated=True)
 
 
 # ---- tasks ------------------------------------------------------------------
-def make_tasks(setup: Setup, *, workers: int, seed: int, backend: str) -> list[Task]:
+def make_tasks(run) -> list[Task]:
+    setup, workers, seed, backend = run.setup, run.workers, run.seed, run.backend
     T = [Task("calibrate_exchange", "measured", 2 if workers >= 2 else 1,
               {"backend": backend if workers >= 2 else "inprocess", "seed": seed}),
          Task("calibrate_exchange", "measured", 1, {"backend": "inprocess", "seed": seed})]
@@ -164,10 +105,10 @@ def _mpi_calibration(reps: int) -> dict:
     mpiexec = Path(sys.executable).parent / "mpiexec"
     if not mpiexec.exists():
         return {"available": False, "why": f"no {mpiexec}"}
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the project root
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [str(mpiexec), "-n", "2", sys.executable, "-m", "reproduce.paper4_mpi", str(reps)]
+    cmd = [str(mpiexec), "-n", "2", sys.executable, "-m", "reproduce.paper4.mpi", str(reps)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=root)
     except subprocess.TimeoutExpired:
@@ -177,13 +118,14 @@ def _mpi_calibration(reps: int) -> dict:
     return {"available": True, **json.loads(p.stdout.strip().splitlines()[-1])}
 
 
-def run_task(task: Task, comm, *, setup: Setup, backend: str) -> dict | None:
+def run_task(task: Task, comm, run) -> dict | None:
+    """One task; JSON-able numbers for the report (None on MPI ranks other than 0)."""
     from threadpoolctl import threadpool_limits
 
     from engine.comm.base import InProcessComm
     from engine.comm.local import run_local
 
-    p = task.params
+    setup, backend, p = run.setup, run.backend, task.params
     if task.name == "calibrate_exchange":
         if p["backend"] == "inprocess":
             return calibrate_exchange(InProcessComm(), reps=setup.calib_reps)
@@ -201,19 +143,11 @@ def run_task(task: Task, comm, *, setup: Setup, backend: str) -> dict | None:
         return typical_run(setup, workers=task.workers, seed=p["seed"], backend=backend, comm=comm)
     if task.name == "sweep":
         return sweep(setup, width=p["width"], passes=p["passes"], seed=p["seed"],
-                     workers=task_workers(backend), backend=backend)
+                     workers=run.workers if backend == "local" else 1, backend=backend)
     if task.name == "node_mpi":
         return node_measured(setup, width=p["width"], passes=p["passes"], seed=p["seed"],
                              P=p["nodes"], backend="mpi", comm=comm)
     raise ValueError(f"unknown task {task.name!r}")
-
-
-_WORKERS = {"n": 1}
-
-
-def task_workers(backend: str) -> int:
-    """Measured local workers for this run (set by :func:`run`; MPI runs measure separately)."""
-    return _WORKERS["n"] if backend == "local" else 1
 
 
 def _timed_serial(sizes, setup, seed, passes) -> float:
@@ -380,46 +314,11 @@ def models_for(cal: dict, width: int, setup: Setup) -> dict:
     return out
 
 
-def run(*, setup: Setup, mode: str, workers: int, backend: str, seed: int, out, comm=None,
-        progress_factory=None, meta_extra: dict | None = None):
-    """Calibrate, time every configuration (cached), then write results/paper4/ on rank 0."""
-    import time
-
-    from reproduce import paper4_report
-    from reproduce.runner import code_hash, execute
-    from reproduce.store import RunCache
-
-    t0 = time.perf_counter()
-    rank = 0 if comm is None else comm.rank
-    for w in setup.widths:  # refuse before allocating anything
-        check_fits(setup.sizes(w), max(setup.procs), emulated=True)
-    _WORKERS["n"] = workers
-    tasks = make_tasks(setup, workers=workers, seed=seed, backend=backend)
-    cache = RunCache(out / ".cache")
-    extra = {"paper": NAME, "setup": {k: v for k, v in asdict(setup).items() if k not in ("runs",)},
-             "backend": backend, "code": code_hash("engine", "datasets", "reproduce/paper4")}
-    cached = sum(cache.get(t.config(extra)) is not None for t in tasks) if rank == 0 else 0
-    progress = progress_factory(len(tasks), NAME) if (progress_factory and rank == 0) else None
-    results = execute(tasks, lambda t, c: run_task(t, c, setup=setup, backend=backend),
-                      cache=cache, extra=extra, progress=progress, comm=comm)
-    if results is None:
-        return None
-    from reproduce.report import run_metadata
-
-    cal = calibrated(results, setup)
+def emulation_profile(cal: dict, backend: str) -> MachineProfile:
+    """The allgather profile emulated runs are composed with: t_startup and t_data
+    calibrated on this run's communicator (in-process when it has none)."""
     e = cal["exchange"].get(backend) or cal["exchange"]["inprocess"]
-    prof = node_profile(e["t_startup"], e["t_data"], name=f"{backend}-calibrated",
+    return node_profile(e["t_startup"], e["t_data"], name=f"{backend}-calibrated",
                         source=f"t_startup, t_data fitted to allgathers of {e['sizes']} float64 "
                                f"between {e['P']} {backend} workers on this machine "
                                f"(fastest of {e['reps']} single calls per size)")
-    meta = {**run_metadata(), "paper": NAME, "mode": mode, "seed": seed,
-            "seeds": f"{seed}..{seed + setup.runs - 1}", "workers": workers, "backend": backend,
-            "setup": asdict(setup), "profile": prof.as_dict(), "calibration": cal,
-            "loadavg_end": os.getloadavg(), "wall_s": time.perf_counter() - t0,
-            "tasks": len(tasks), "tasks_from_cache": cached, **(meta_extra or {})}
-    return paper4_report.write(out, results, setup=setup, profile=prof, cal=cal, meta=meta,
-                               quick_shrunk=QUICK_SHRUNK if mode == "quick" else None)
-
-
-def default_workers() -> int:
-    return os.cpu_count() or 1

@@ -1,4 +1,4 @@
-"""paper1's comparison rows, curves, plots and report.md (setup in reproduce/paper1.py)."""
+"""paper1's comparison rows, curves, plots and report.md (setup in reproduce/paper1/setup.py)."""
 from __future__ import annotations
 
 import math
@@ -7,11 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import MULTISPERT_1997, TABLE1_BUNCH, n_wts, spert_perf, spert_terms, spert_time
+from engine.perfmodel import n_wts, spert_perf, spert_terms, spert_time
 from reproduce import report as R
-from reproduce.paper1 import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS, NAME,
-                              RAW_MCUPS, TABLE1_HIDDEN, TABLE1_MCUPS, TABLE1_RELATIVE, TABLE2_WER)
-from reproduce.paper1_perf import N_I, N_O, here_model
+from reproduce.paper1.perf import N_I, N_O, here_model
+from reproduce.paper1.setup import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS,
+                                    MULTISPERT_1997, NAME, RAW_MCUPS, TABLE1_BUNCH, TABLE1_HIDDEN,
+                                    TABLE1_MCUPS, TABLE1_RELATIVE, TABLE2_WER)
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -426,7 +427,10 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup) -> list[str]:
     return figs
 
 
-def write(out, results, *, setup, meta, quick_shrunk=None) -> dict:
+def write(run, results, meta) -> dict:
+    """comparison.csv, summary.json, curves.csv, training.csv, the plots and report.md under
+    ``run.out``; the summary."""
+    out, setup, quick_shrunk = run.out, run.setup, run.quick_shrunk
     df, cal = curves(results, setup)
     rows, facts = comparison_rows(df, results, setup, cal)
     tf = training_frame(results, setup)
@@ -438,7 +442,7 @@ def write(out, results, *, setup, meta, quick_shrunk=None) -> dict:
             "calibration": cal, "profiles": [MULTISPERT_1997.as_dict(),
                                              here_model(cal, B=setup.np_bunch_perf).as_dict()]}
     table = R.write_tables(out, rows, meta)
-    from reproduce.paper1_text import report_markdown
+    from reproduce.paper1.text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(table, df, tf, setup=setup, meta=meta, figs=figs,
                                                     facts=facts, cal=cal, quick_shrunk=quick_shrunk))

@@ -1,4 +1,4 @@
-"""paper3's comparison rows, plots and report.md (see reproduce/paper3.py for the setup)."""
+"""paper3's comparison rows, plots and report.md (setup in reproduce/paper3/setup.py)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from reproduce import report as R
-from reproduce.paper3 import (NAME, SPEEDUP_8, TABLE1, TABLE2, emulated_time, paper_message_bytes,
-                              table2_implied)
+from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
+from reproduce.paper3.tasks import emulated_time
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -185,13 +185,15 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
     return ["time_vs_nodes.png", "local_epoch_8nodes.png"]
 
 
-def write(out, results, *, setup, profiles, meta, quick_shrunk=None) -> dict:
+def write(run, results, meta) -> dict:
+    """comparison.csv, summary.json, the plots and report.md under ``run.out``; the summary."""
+    out, setup, profiles, quick_shrunk = run.out, run.setup, run.context["profiles"], run.quick_shrunk
     runs = runs_frame(results, profiles)
     rows, best = comparison_rows(runs, setup)
     figs = plots(out, runs, best)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL}
     df = R.write_tables(out, rows, meta)
-    from reproduce.paper3_text import report_markdown
+    from reproduce.paper3.text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(df, runs, setup=setup, profiles=profiles,
                                                     meta=meta, figs=figs, quick_shrunk=quick_shrunk,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from engine.nets.mlp import MLP
 from reproduce import report as R
-from reproduce.paper3 import TABLE1
+from reproduce.paper3.setup import TABLE1
 
 
 def _median(g, col):

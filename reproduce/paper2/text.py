@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from reproduce import report as R
-from reproduce.paper2_report import loss_at
-from reproduce.paper2 import GPUS, LOSS_REDUCTION_6, SPEEDUP_Q3
+from reproduce.paper2.setup import GPUS, LOSS_REDUCTION_6, SPEEDUP_Q3
+from reproduce.paper2.tasks import loss_at
 
 
 def _get(df, table, quantity, contains=""):
@@ -36,7 +36,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
           f"Lasagne's defaults); mini-batch k = {setup.batch_size}; β = {setup.beta:g} in eq. (3); "
           f"{setup.epochs} epochs per 1-worker run. The paper gives none of these values. k = "
           f"{setup.batch_size} was chosen because it is the k that gets past the CTC blank plateau "
-          "in this budget (reproduce/paper2.py says what was measured), not to move any number "
+          "in this budget (reproduce/paper2/setup.py says what was measured), not to move any number "
           "towards the paper's.",
           "- Buckets: optimal (DYNAMICBUCKETING) bounds from the whole training set, sequences "
           "padded to their bucket's bound (the paper's \"Q models\", §III.B step 2), shortest "

@@ -1,4 +1,4 @@
-"""paper2's comparison rows, plots and report.md (see reproduce/paper2.py for the setup)."""
+"""paper2's comparison rows, plots and report.md (setup in reproduce/paper2/setup.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +7,8 @@ import scipy.stats
 
 from engine.schedule import optimal_buckets
 from reproduce import report as R
-from reproduce.paper2 import (BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3,
-                              layout_table)
+from reproduce.paper2.setup import BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3
+from reproduce.paper2.tasks import curve, dataset_of, layout_table, loss_at
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -18,21 +18,6 @@ TARGET_BOUND_RATIO = 0.90  # the issue's target: speedup ≥ 90 % of the padded-
 def _spread(v):
     v = np.asarray(v, dtype=float)
     return float(np.median(v)), float(v.min()), float(v.max())
-
-
-def loss_at(res: dict, t: float) -> float:
-    """Validation loss at training time t, linear between epochs (from the initial model's
-    loss at t = 0; NaN after the last epoch)."""
-    ts, vs = curve(res)
-    if t > ts[-1] * (1 + 1e-9):
-        return float("nan")
-    return float(np.interp(t, ts, vs))
-
-
-def curve(res: dict, key: str = "time_s"):
-    """(x, validation loss) with the untrained model's loss at x = 0 first."""
-    x = np.concatenate([[0.0], np.asarray(res[key], dtype=float)])
-    return x, np.concatenate([[res["val_loss0"]], np.asarray(res["val_loss"])])
 
 
 def ctc_bounds(data, setup, *, seed: int = 0) -> dict:
@@ -422,13 +407,16 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     return figs
 
 
-def write(out, results, *, data, setup, profile, meta, quick_shrunk=None) -> dict:
+def write(run, results, meta) -> dict:
+    """comparison.csv, summary.json, the plots and report.md under ``run.out``; the summary."""
+    out, setup, quick_shrunk = run.out, run.setup, run.quick_shrunk
+    profile, data = run.context["profiles"][0], dataset_of(setup)
     rows, ctx = comparison_rows(results, data=data, setup=setup, profile=profile)
     figs = plots(out, data=data, setup=setup, ctx=ctx)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
-            "timing_load_avg": ctx.get("timing_load")}
+            "timing_loadavg": ctx.get("timing_load")}
     df = R.write_tables(out, rows, meta)
-    from reproduce.paper2_text import report_markdown
+    from reproduce.paper2.text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(df, ctx, setup=setup, profile=profile, meta=meta,
                                                     figs=figs, quick_shrunk=quick_shrunk, data=data))

@@ -5,8 +5,8 @@ Every number in the text comes from this run's rows, curves or calibration.
 from __future__ import annotations
 
 from datasets.speech import N_INPUTS, class_coverage
-from engine.perfmodel import MULTISPERT_1997, TABLE1_BUNCH
 from reproduce import report as R
+from reproduce.paper1.setup import MULTISPERT_1997, TABLE1_BUNCH
 
 
 def _steps(n: int, B: int, chunk: int) -> int:

@@ -1,0 +1,143 @@
+"""The one run loop every paper goes through (DESIGN.md, "The way data flows").
+
+A paper package describes itself with a :class:`Paper`: its setups, how to make
+its tasks, how to run one task, and which module writes its report.
+:func:`run_paper` does the rest, the same way for every paper:
+
+1. ``prepare``: the paper's checks and up-front measurements (machine
+   profiles), before any task runs or any file is written;
+2. the task list, run by :func:`reproduce.runner.execute`: cached by
+   configuration and source hash, so an interrupted run resumes; tasks that
+   need several MPI ranks on sub-communicators;
+3. progress on stderr (rank 0);
+4. the run's metadata (:func:`reproduce.report.run_metadata` plus the keys
+   below), then the paper's ``report.write``, which writes one results
+   generation with :mod:`reproduce.store`'s atomic writes.
+
+Adding a paper: a package ``reproduce/<name>/`` with ``setup.py``, ``tasks.py`` and
+``report.py``, whose ``__init__`` defines ``PAPER = Paper.of(setup, tasks)``, and its
+entry in :mod:`reproduce.papers`.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from reproduce.runner import code_hash, execute
+from reproduce.store import RunCache
+
+
+class UsageError(Exception):
+    """A request that cannot run as asked (the CLI exits 2 with its one line)."""
+
+
+def _runs(setup) -> int:
+    return setup.runs
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Paper:
+    """What one paper supplies to :func:`run_paper`; everything else is shared."""
+
+    name: str
+    setups: dict  # {"default": Setup, "quick": Setup, "full": Setup}
+    quick_shrunk: list  # what --quick shrinks, one phrase each (said in the report)
+    make_tasks: Callable  # (run: Run) -> list[Task]
+    run_task: Callable  # (task, comm, run: Run) -> JSON-able dict; None on MPI ranks other than 0
+    report: str  # module whose write(run, results, meta) writes the files and returns the summary
+    code: tuple  # sources besides engine/ and datasets/ that a task's result depends on
+    prepare: Callable | None = None  # (run) -> None: checks and measurements before any task
+    cache_ignores: tuple = ("runs",)  # Setup fields that only add tasks: not in the cache key
+    seeds: Callable = _runs  # (setup) -> n: the run uses seeds seed .. seed + n - 1
+    default_workers: Callable = _cores  # () -> workers when --workers is not given
+
+    @classmethod
+    def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:
+        """The paper of a package from its two modules, by their attributes: ``setup``
+        (NAME, DEFAULT, QUICK, FULL, QUICK_SHRUNK) and ``tasks`` (make_tasks, run_task,
+        and prepare, seeds, default_workers where it defines them). The report is the
+        package's ``report`` module; the cache hashes both modules and ``code``."""
+        package = setup.__name__.rpartition(".")[0]
+        hooks = {k: getattr(tasks, k) for k in ("prepare", "seeds", "default_workers")
+                 if hasattr(tasks, k)}
+        return cls(name=setup.NAME,
+                   setups={"default": setup.DEFAULT, "quick": setup.QUICK, "full": setup.FULL},
+                   quick_shrunk=setup.QUICK_SHRUNK, make_tasks=tasks.make_tasks,
+                   run_task=tasks.run_task, report=f"{package}.report",
+                   code=tuple(m.__name__.replace(".", "/") for m in (setup, tasks)) + tuple(code),
+                   **hooks, **kw)
+
+
+@dataclass
+class Run:
+    """One invocation of one paper, as its tasks and its report see it."""
+
+    paper: Paper
+    setup: object
+    mode: str  # default | quick | full
+    workers: int
+    backend: str  # local | mpi
+    seed: int
+    out: Path
+    comm: object = None  # the MPI communicator, or None
+    context: dict = field(default_factory=dict)  # set by prepare; "profiles" go into the metadata
+    meta: dict = field(default_factory=dict)  # paper-specific metadata, set by prepare
+
+    @property
+    def rank(self) -> int:
+        return 0 if self.comm is None else self.comm.rank
+
+    @property
+    def quick_shrunk(self) -> list | None:
+        return self.paper.quick_shrunk if self.mode == "quick" else None
+
+
+def _loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]  # the machine is shared: how busy it was
+
+
+def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: int | None = None,
+              backend: str = "local", seed: int = 1, comm=None, progress_factory=None) -> dict | None:
+    """Run every task of ``paper`` (cached), then write ``out`` on rank 0.
+
+    ``setup`` defaults to the paper's setup for ``mode``; ``workers`` to the
+    paper's default. Returns the summary (what summary.json holds) on rank 0
+    and None on other MPI ranks. ``progress_factory(n_tasks, label)`` makes the
+    progress bar.
+    """
+    t0 = time.perf_counter()
+    load0 = _loadavg()
+    setup = setup if setup is not None else paper.setups[mode]
+    workers = workers if workers is not None else paper.default_workers()
+    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm)
+    if paper.prepare is not None:
+        paper.prepare(run)
+    tasks = paper.make_tasks(run)
+    cache = RunCache(run.out / ".cache")
+    extra = {"paper": paper.name,
+             "setup": {k: v for k, v in asdict(setup).items() if k not in paper.cache_ignores},
+             "backend": backend, "code": code_hash("engine", "datasets", *paper.code)}
+    progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
+    results = execute(tasks, lambda t, c: paper.run_task(t, c, run), cache=cache, extra=extra,
+                      progress=progress, comm=comm)
+    if results is None:
+        return None
+    from reproduce.report import run_metadata
+
+    n = paper.seeds(setup)
+    meta = {**run_metadata(), "paper": paper.name, "mode": mode, "seed": seed,
+            "seeds": f"{seed}..{seed + n - 1}", "workers": workers, "backend": backend,
+            "setup": asdict(setup)}
+    if "profiles" in run.context:
+        meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
+    meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
+             "tasks_from_cache": cache.hits, **run.meta}
+    return importlib.import_module(paper.report).write(run, results, meta)

@@ -1,0 +1,14 @@
+"""paper2 — Khomenko, Shyshkov, Radyvonenko & Bokhan (2016), *Accelerating Recurrent
+Neural Network Training using Sequence Bucketing and Multi-GPU Data Parallelization*:
+LSTM + CTC on online handwriting, optimal sequence bucketing, data-parallel model
+averaging.
+
+``setup.py``: the paper's setup and reported numbers as data; ``tasks.py``: the
+training runs, epoch timings and padded-cell layouts; ``report.py`` and ``text.py``:
+tables, plots and report.md. ``python -m reproduce paper2`` runs it through
+:func:`reproduce.harness.run_paper`.
+"""
+from reproduce.harness import Paper
+from reproduce.paper2 import setup, tasks
+
+PAPER = Paper.of(setup, tasks)

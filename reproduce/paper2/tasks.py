@@ -1,0 +1,184 @@
+"""paper2's tasks: LSTM + CTC training runs per bucketing and worker count (model
+averaging or gradient allreduce; measured on local processes or MPI ranks, or
+emulated), the interleaved epoch timings of Fig. 4, the padded-cell layouts, and
+the validation-loss curves the report reads."""
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from engine.perfmodel import measure_here
+from engine.schedule import BUCKETINGS, epoch_batches, padded_cells
+from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
+from reproduce.paper2.setup import DATA_SEED, VAL_FRACTION, Setup
+from reproduce.runner import Task
+
+
+def prepare(run) -> None:
+    """This machine's profile (measured on rank 0, shared with every rank): the
+    allreduce model of emulated runs."""
+    here = measure_here(reps=500) if run.rank == 0 else None
+    if run.comm is not None:
+        here = run.comm.comm.bcast(here, root=0)
+    run.context["profiles"] = [here]
+    run.meta["data_seed"] = DATA_SEED
+
+
+@lru_cache(maxsize=4)
+def dataset(n: int, n_writers: int, seed: int):
+    from datasets.handwriting import handwriting
+
+    return handwriting(n, seed=seed, n_writers=n_writers, val_fraction=VAL_FRACTION)
+
+
+def dataset_of(setup: Setup):
+    """The handwriting data set of this setup (the same for every run: ``DATA_SEED``)."""
+    return dataset(setup.n_samples, setup.n_writers, DATA_SEED)
+
+
+def _seq(setup: Setup):
+    d = dataset_of(setup)
+    return d, SeqData(d.seqs, d.labels)
+
+
+def cfg_for(setup: Setup, *, Q: int, epochs: int, method: str | None = None,
+            scheme: str = "average", order: str = "short_first") -> SeqConfig:
+    return SeqConfig(n_hidden=setup.n_hidden, batch_size=setup.batch_size, n_buckets=Q,
+                     method=method or ("random" if Q == 1 else "optimal"), beta=setup.beta,
+                     epochs=epochs, scheme=scheme, order=order)
+
+
+# ---- tasks ----------------------------------------------------------------
+def make_tasks(run) -> list[Task]:
+    setup, workers, seed = run.setup, run.workers, run.seed
+    T = [Task("epoch_times", "measured", 1, {"seed": seed})]
+    for i in range(setup.runs):
+        s = seed + i
+        for Q in sorted(set(setup.Qs) | {setup.fig5_Q}):
+            T.append(Task("train", "measured", 1, {"Q": Q, "workers": 1, "run": i, "seed": s}))
+        T.append(Task("train", "measured", 1, {"Q": setup.order_Q, "workers": 1, "run": i,
+                                               "seed": s, "order": "random"}))
+        for name, Ps in (("train", setup.fig5_workers), ("allreduce", setup.allreduce_workers)):
+            for P in Ps:
+                p = {"Q": setup.fig5_Q, "workers": P, "run": i, "seed": s}
+                if P <= workers:
+                    T.append(Task(name, "measured", P, p))
+                else:
+                    T.append(Task(name, "emulated", 1, p))
+    return T
+
+
+def epoch_times(setup: Setup, seed: int) -> dict:
+    """Fig. 4: one training epoch per configuration from the same initial model,
+    configurations interleaved ``timing_reps`` times so machine load hits all alike.
+    Returns per configuration the seconds and padded cells of every repetition."""
+    d, data = _seq(setup)
+    tr = np.asarray(d.train)
+    out = {f"{m}:{q}": {"method": m, "Q": q, "time_s": [], "cells": [], "waste": []}
+           for m, q in setup.timing}
+    for rep in range(setup.timing_reps):
+        for m, q in setup.timing:
+            cfg = cfg_for(setup, Q=q, epochs=1, method=m)
+            w = SeqWorker(data, _n_out(), cfg=cfg, seed=seed, rank=0, size=1)
+            bounds = BUCKETINGS[m](data.lengths[tr], q) if m in BUCKETINGS else None
+            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(9, rep)))
+            batches = w.schedule(rng.permutation(tr), bounds, batch_size=cfg.batch_size, rng=rng)
+            t = time.perf_counter()
+            _, cells = w.train_portion(batches)
+            dt = time.perf_counter() - t
+            real = int(data.lengths[tr].sum())
+            r = out[f"{m}:{q}"]
+            r["time_s"].append(dt)
+            r["cells"].append(int(cells))
+            r["waste"].append(1 - real / cells)
+    out["_load"] = list(os.getloadavg())
+    return out
+
+
+def _n_out():
+    from datasets.handwriting import N_CLASSES
+
+    return N_CLASSES
+
+
+def run_task(task: Task, comm, run) -> dict | None:
+    """One task on one BLAS thread (the workers are the parallelism); JSON-able numbers."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        return _run_task(task, comm, setup=run.setup, backend=run.backend,
+                         profile=run.context["profiles"][0])
+
+
+def _run_task(task: Task, comm, *, setup: Setup, backend: str, profile) -> dict | None:
+    p = task.params
+    if task.name == "epoch_times":
+        return epoch_times(setup, p["seed"])
+    d, data = _seq(setup)
+    P = p["workers"]
+    # With P workers an epoch ideally takes 1/P of the time (each worker sees n/P
+    # sequences): run P times the epochs so every configuration covers about the
+    # same wall clock as the 1-worker run.
+    scheme = "allreduce" if task.name == "allreduce" else "average"
+    epochs = setup.epochs * P
+    cfg = cfg_for(setup, Q=p["Q"], epochs=epochs, scheme=scheme, order=p.get("order", "short_first"))
+    kw = dict(train_idx=d.train, val_idx=d.val, cfg=cfg, seed=p["seed"])
+    load0 = os.getloadavg()[0]
+    if task.kind == "emulated":
+        rec = train_bucketed(data, _n_out(), workers=P, backend="emulated", profile=profile, **kw)
+    elif P == 1:
+        rec = train_bucketed(data, _n_out(), **kw)
+    else:
+        rec = train_bucketed(data, _n_out(), workers=P, backend=backend, comm=comm, **kw)
+    if rec is None:
+        return None
+    comp = rec.compute_s.max(axis=1)  # (epochs,) slowest worker's compute
+    comm_s = rec.comm_s.max(axis=1)  # (epochs,) longest allreduce time, waiting included
+    epoch_s = (rec.compute_s + rec.comm_s).max(axis=1)  # (epochs,) the epoch ends with the last worker
+    return {"epochs": epochs, "compute_s": comp.tolist(), "comm_s": comm_s.tolist(),
+            "time_s": np.cumsum(epoch_s).tolist(),  # training time, validation excluded
+            "val_loss": rec.extra["val_loss"].tolist(), "val_loss0": rec.extra["val_loss0"], "val_cer": rec.extra["val_cer"].tolist(),
+            "train_loss": rec.extra["train_loss"].tolist(), "cells": rec.extra["cells"].tolist(),
+            "profile": rec.profile, "kind": rec.kind, "load": [load0, os.getloadavg()[0]],
+            # the profile this run's allreduce was modelled with (measured at the start of the
+            # invocation that ran it, so cached runs may carry different ones)
+            "profile_params": profile.as_dict() if task.kind == "emulated" else None}
+
+
+def layout_table(lengths, *, batch_size: int, Qs=(1, 2, 3, 4, 6), seed: int = 0) -> list[dict]:
+    """Modeled: padded cells and padding waste of one epoch's layout per method and Q
+    (no training; the bound a bucketing can give is random cells / its cells)."""
+    lengths = np.asarray(lengths)
+    rng = np.random.default_rng(seed)
+    rows = []
+    rand = [padded_cells(epoch_batches(lengths, batch_size, rng, method="random")) for _ in range(5)]
+    base = float(np.mean(rand))
+    real = int(lengths.sum())
+    rows.append({"method": "random", "Q": 1, "cells": base, "waste": 1 - real / base, "bound": 1.0})
+    mb = float(np.mean([padded_cells(epoch_batches(lengths, batch_size, rng, method="megabatch"))
+                        for _ in range(5)]))
+    rows.append({"method": "megabatch", "Q": 1, "cells": mb, "waste": 1 - real / mb, "bound": base / mb})
+    for m in BUCKETINGS:
+        for q in Qs:
+            c = padded_cells(epoch_batches(lengths, batch_size, rng, method=m, n_buckets=q))
+            rows.append({"method": m, "Q": q, "cells": float(c), "waste": 1 - real / c,
+                         "bound": base / c})
+    return rows
+
+
+def loss_at(res: dict, t: float) -> float:
+    """Validation loss at training time t, linear between epochs (from the initial model's
+    loss at t = 0; NaN after the last epoch)."""
+    ts, vs = curve(res)
+    if t > ts[-1] * (1 + 1e-9):
+        return float("nan")
+    return float(np.interp(t, ts, vs))
+
+
+def curve(res: dict, key: str = "time_s"):
+    """(x, validation loss) with the untrained model's loss at x = 0 first."""
+    x = np.concatenate([[0.0], np.asarray(res[key], dtype=float)])
+    return x, np.concatenate([[res["val_loss0"]], np.asarray(res["val_loss"])])

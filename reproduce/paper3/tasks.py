@@ -1,0 +1,89 @@
+"""paper3's tasks: serial and Pattern Parallel Training (PPT) runs on 8-bit parity,
+measured on local processes or MPI ranks, or emulated, and the machine profiles
+the emulated runs are composed with."""
+from __future__ import annotations
+
+import math
+
+from datasets.parity import parity
+from engine.nets.mlp import MLP
+from engine.perfmodel import MachineProfile, measure_here
+from engine.strategies.pattern import PPTConfig, train_pattern_parallel, worker_seeds
+from engine.strategies.serial import train_serial
+from reproduce.paper3.setup import gige2008
+from reproduce.runner import Task
+
+
+def prepare(run) -> None:
+    """The profiles emulated runs are timed on: this machine (measured on rank 0) and
+    the paper's cluster (:func:`~reproduce.paper3.setup.gige2008`)."""
+    here = measure_here() if run.rank == 0 else None
+    run.context["profiles"] = [p for p in (here, gige2008(run.setup)) if p is not None]
+
+
+# ---- tasks ----------------------------------------------------------------
+def make_tasks(run) -> list[Task]:
+    setup, workers, seed = run.setup, run.workers, run.seed
+    T = []
+    for i in range(setup.runs):
+        T.append(Task("serial", "measured", 1, {"nodes": 1, "run": i, "seed": seed + i}))
+    for P in setup.nodes:
+        if P == 1:
+            continue
+        for m in setup.local_epochs:
+            for i in range(setup.runs):
+                p = {"nodes": P, "local_epoch": m, "run": i, "seed": seed + i}
+                if P <= workers:
+                    T.append(Task("pattern", "measured", P, p))
+                T.append(Task("pattern", "emulated", 1, p))
+    for i in range(setup.ablation_runs):
+        T.append(Task("serial", "measured", 1,
+                      {"nodes": 1, "run": i, "seed": seed + i, "init": "fann0.1"}))
+        T.append(Task("pattern", "emulated", 1, {"nodes": 8, "local_epoch": 32, "run": i,
+                                                 "seed": seed + i, "combine": "mean"}))
+    return T
+
+
+def run_task(task: Task, comm, run) -> dict | None:
+    """One training run; returns the numbers the tables need (JSON-able)."""
+    setup, backend, p = run.setup, run.backend, task.params
+    X, T = parity(setup.bits, activation=setup.activation)
+    if task.name == "serial":
+        net = MLP(setup.sizes, setup.activation)
+        scale = 0.1 if p.get("init") == "fann0.1" else setup.init_scale
+        init_rng, _ = worker_seeds(p["seed"], 0)  # same initial weights as PPT with this seed
+        net.init_uniform(init_rng, scale=scale)
+        rec = train_serial(net, X, T, lr=setup.lr, momentum=setup.momentum,
+                           threshold=setup.threshold, max_epochs=setup.max_epochs)
+        return {**_common(rec), "time_s": rec.wall_s}
+    cfg = PPTConfig(local_epoch=p["local_epoch"], lr=setup.lr, momentum=setup.momentum, k=setup.k,
+                    threshold=setup.threshold, max_epochs=setup.max_epochs,
+                    combine=p.get("combine", setup.combine))
+    kw = dict(sizes=setup.sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
+              workers=p["nodes"], init_scale=setup.init_scale)
+    if task.kind == "emulated":
+        # The communication model is applied later per profile; any profile works here.
+        rec = train_pattern_parallel(X, T, backend="emulated", profile=_ZERO, **kw)
+        return {**_common(rec), "sum_max_compute_s": float(rec.compute_s.max(axis=1).sum()),
+                "msg_bytes": float(rec.bytes_sent[0, 0])}
+    rec = train_pattern_parallel(X, T, backend=backend, comm=comm, **kw)
+    if rec is None:  # MPI ranks other than 0
+        return None
+    return {**_common(rec), "time_s": rec.wall_s, "comm_share": rec.comm_share,
+            "msg_bytes": float(rec.bytes_sent[0, 0])}
+
+
+_ZERO = MachineProfile("none", 0.0, math.inf, "placeholder: communication composed later")
+
+
+def _common(rec) -> dict:
+    return {"converged": bool(rec.converged), "rounds": int(rec.rounds), "epochs": float(rec.epochs),
+            "final_mse": float(rec.final_mse)}
+
+
+def emulated_time(res: dict, P: int, profile: MachineProfile) -> tuple[float, float]:
+    """(time s, communication share) of an emulated run on ``profile``:
+    Σ_rounds max_p compute + rounds · allgather_time(P, message bytes)."""
+    comm = res["rounds"] * profile.allgather_time(P, int(res["msg_bytes"]))
+    t = res["sum_max_compute_s"] + comm
+    return t, (comm / t if t > 0 else 0.0)

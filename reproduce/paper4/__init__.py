@@ -1,0 +1,15 @@
+"""paper4 — Hlynsson & Schmitz (2016), *A Parallel Implementation of the Training of a
+Backpropagation Multilayer Perceptron*: node-parallel MLP training (§3–4), the analytic
+speedup model (§6, Table 1), measured speedups (Tables 2–3) and a typical run (§5).
+
+``setup.py``: the paper's setup and reported numbers as data; ``tasks.py``: the
+calibration of the §6 model on this machine, the timed node-parallel passes
+(measured up to the cores, emulated beyond) and the §5 run; ``mpi.py``: the MPI
+exchange calibration under ``mpiexec``; ``report.py`` and ``text.py``: tables, plots
+and report.md. ``python -m reproduce paper4`` runs it through
+:func:`reproduce.harness.run_paper`.
+"""
+from reproduce.harness import Paper
+from reproduce.paper4 import setup, tasks
+
+PAPER = Paper.of(setup, tasks, code=("reproduce/paper4/mpi",))

@@ -1,0 +1,106 @@
+"""reproduce.harness.run_paper with a toy paper: the cache, the metadata every paper
+shares, prepare before any file, and the report module it hands the results to."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+from dataclasses import dataclass
+
+import pytest
+
+from reproduce.harness import Paper, UsageError, run_paper
+from reproduce.papers import PAPERS, load
+from reproduce.runner import Task
+from reproduce.store import atomic_write, dumps
+
+
+@dataclass(frozen=True)
+class ToySetup:
+    runs: int = 3
+    scale: float = 2.0
+
+
+CALLS = []
+
+
+def toy_tasks(run):
+    return [Task("square", "measured", 1, {"run": i, "seed": run.seed + i}) for i in range(run.setup.runs)]
+
+
+def toy_run_task(task, comm, run):
+    CALLS.append(task.params["run"])
+    return {"value": run.setup.scale * task.params["seed"] ** 2}
+
+
+def toy_write(run, results, meta):
+    rows = [{"run": t.params["run"], "value": r["value"]} for t, r in results]
+    summary = {"meta": meta, "rows": rows}
+    atomic_write(run.out / "summary.json", dumps(summary))
+    return summary
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    mod = types.ModuleType("toy_report")
+    mod.write = toy_write
+    monkeypatch.setitem(sys.modules, "toy_report", mod)
+    CALLS.clear()
+    s = ToySetup()
+    return Paper(name="toy", setups={"default": s, "quick": ToySetup(runs=1), "full": s},
+                 quick_shrunk=["runs 3 → 1"], make_tasks=toy_tasks, run_task=toy_run_task,
+                 report="toy_report", code=("reproduce/harness",))
+
+
+def test_runs_tasks_writes_and_caches(toy, tmp_path):
+    s = run_paper(toy, out=tmp_path / "toy", seed=5, workers=1)
+    assert [r["value"] for r in s["rows"]] == [50.0, 72.0, 98.0] and CALLS == [0, 1, 2]
+    meta = json.loads((tmp_path / "toy" / "summary.json").read_text())["meta"]
+    for k in ("paper", "mode", "seed", "seeds", "workers", "backend", "setup", "wall_s",
+              "loadavg_start", "loadavg_end", "tasks", "tasks_from_cache", "versions"):
+        assert k in meta, k
+    assert meta["seeds"] == "5..7" and meta["tasks"] == 3 and meta["tasks_from_cache"] == 0
+    assert not any(k.startswith("load_avg") for k in meta)
+    again = run_paper(toy, out=tmp_path / "toy", seed=5, workers=1)
+    assert CALLS == [0, 1, 2] and again["meta"]["tasks_from_cache"] == 3  # nothing recomputed
+    assert again["rows"] == s["rows"]
+
+
+def test_cache_key_follows_the_setup(toy, tmp_path):
+    run_paper(toy, out=tmp_path / "toy", seed=1, workers=1)
+    run_paper(toy, out=tmp_path / "toy", setup=ToySetup(runs=4), seed=1, workers=1)  # runs: ignored
+    assert CALLS == [0, 1, 2, 3]
+    run_paper(toy, out=tmp_path / "toy", setup=ToySetup(scale=3.0), seed=1, workers=1)
+    assert CALLS == [0, 1, 2, 3, 0, 1, 2]
+
+
+def test_prepare_runs_first_and_can_refuse(toy, tmp_path):
+    from dataclasses import replace
+
+    def refuse(run):
+        raise UsageError("toy refuses")
+
+    with pytest.raises(UsageError, match="toy refuses"):
+        run_paper(replace(toy, prepare=refuse), out=tmp_path / "toy")
+    assert not (tmp_path / "toy").exists() and CALLS == []
+
+
+def test_quick_mode_and_context(toy, tmp_path):
+    from dataclasses import replace
+
+    from engine.perfmodel import MachineProfile
+
+    def prepare(run):
+        run.context["profiles"] = [MachineProfile("p", 1e-6, 1e9, "test")]
+        run.meta["extra_key"] = 1
+
+    s = run_paper(replace(toy, prepare=prepare), out=tmp_path / "toy", mode="quick", workers=1)
+    assert len(s["rows"]) == 1 and s["meta"]["mode"] == "quick"
+    assert s["meta"]["profiles"][0]["name"] == "p" and s["meta"]["extra_key"] == 1
+
+
+def test_every_listed_paper_is_a_package_with_a_paper():
+    for p in PAPERS:
+        paper = load(p["name"])
+        assert paper.name == p["name"] and set(paper.setups) == {"default", "quick", "full"}
+        assert paper.report == f"reproduce.{p['name']}.report"
