@@ -121,7 +121,7 @@ def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) 
 # the default here. Table 1 does not settle it: its n = 32k column is within 0.2 %
 # of the aggregate formula in every base (communication is negligible there), and
 # its n = 132 column matches none (ln comes closest, 3 % low at every P ≥ 2);
-# reproduce/paper4_report.py tabulates all three bases beside the paper.
+# reproduce/paper4/report.py tabulates all three bases beside the paper.
 LOG_BASES = {"2": 2.0, "e": math.e, "10": 10.0}
 
 
