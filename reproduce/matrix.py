@@ -148,7 +148,37 @@ def node_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int =
 
 NODE_ACTIVATION = "symmetric_sigmoid"
 
+
+def np_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1,
+            pipelined: bool = False):
+    """Färber 1997, §2.1 (and §2.3 with ``pipelined``): the hidden layer of a 156:9:56 MLP
+    over slaves, the master summing their output sums, on a small speech-frame corpus;
+    the trained weights against sequential Quicknet bunch training (not pipelined: a
+    pipelined run must differ, the negative control)."""
+    from datasets.speech import SpeechConfig, normalize, synthesize
+    from engine.strategies.bunch import BunchConfig, init_rng, train_sequential
+    from engine.strategies.network_parallel import train_network_parallel
+
+    corpus = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=1),
+                        rng=np.random.default_rng(seed))
+    normalize(corpus)
+    sizes, act = (156, 9, 56), "logistic"
+    cfg = BunchConfig(bunch=7, lr=0.05, momentum=0.5, epochs=1, chunk=60, pipelined=pipelined)
+    res = train_network_parallel(corpus, sizes=sizes, activation=act, cfg=cfg, seed=seed,
+                                 workers=workers, backend=backend, comm=comm, profile=PROFILE)
+    if res is None:
+        return None, ""
+    net = MLP(sizes, act)
+    net.init_uniform(init_rng(seed), scale=0.1)
+    train_sequential(net, corpus, cfg=BunchConfig(bunch=7, lr=0.05, momentum=0.5, epochs=1,
+                                                  chunk=60), seed=seed)
+    dev = float(np.max(np.abs(res["params"] - net.params)))
+    return dev, "pass" if dev <= TOL else "FAIL"
+
 MODEL_PARALLEL = {  # name: (runner, {net: why it cannot apply})
+    "model-parallel/np": (np_cell, {
+        "elman": "the master/slave split of §2.1 is of a one-hidden-layer feed-forward net",
+        "lstm": "the master/slave split of §2.1 is of a one-hidden-layer feed-forward net"}),
     "model-parallel/node": (node_cell, {
         "elman": "the nodes of a layer are exchanged once per layer and pattern; the Elman "
                  "net's context feeds every hidden unit back at every step (not implemented)",

@@ -38,7 +38,7 @@ def test_cell_equals_serial(strategy, net, backend, P):
 
 def test_every_network_has_a_data_parallel_cell_and_bucketing_on_both_sequence_nets():
     assert {n for _, n in DP_CELLS} == {"mlp", "elman", "lstm"}
-    assert {n for s, n in CELLS if s in M.MODEL_PARALLEL} >= {"elman"}
+    assert {n for s, n in CELLS if s in M.MODEL_PARALLEL} == {"mlp", "elman"}
     for s in ("bucketed/gradients", "bucketed/average"):
         assert {n for t, n in CELLS if t == s} == {"elman", "lstm"}
 
@@ -86,6 +86,11 @@ def test_negative_control_model_parallel_against_the_wrong_method():
 
 def test_negative_control_node_against_another_learning_rate():
     dev, status = M.node_cell(WORKLOADS["mlp"], backend="emulated", workers=3, ref_lr=0.1001)
+    assert status == "FAIL" and dev > 1e3 * M.TOL
+
+
+def test_negative_control_pipelined_np_is_not_plain_sequential_training():
+    dev, status = M.np_cell(WORKLOADS["mlp"], backend="emulated", workers=2, pipelined=True)
     assert status == "FAIL" and dev > 1e3 * M.TOL
 
 
