@@ -249,6 +249,28 @@ def write_csv(rows: list[dict], path: Path) -> None:
     atomic_write(path, buf.getvalue())
 
 
+def summary_markdown(rows: list[dict]) -> str:
+    """One line per strategy × network: the largest deviation per backend (P workers),
+    and the reasons of the cells that cannot apply."""
+    backends = sorted({(r["backend"], int(r["workers"])) for r in rows},
+                      key=lambda b: BACKEND_ORDER.index(b[0]) if b[0] in BACKEND_ORDER else 9)
+    head = ["strategy", "net"] + [f"{b} ({p})" for b, p in backends]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    why = {}
+    for key in dict.fromkeys((r["strategy"], r["net"]) for r in rows):
+        cells_ = {(r["backend"], int(r["workers"])): r for r in rows
+                  if (r["strategy"], r["net"]) == key}
+        if all(c["status"].startswith("n/a") for c in cells_.values()):
+            why.setdefault(next(iter(cells_.values()))["status"][5:], []).append(" on ".join(key))
+            continue
+        out.append("| " + " | ".join([*key] + [
+            (f"{c['status']} {c['max_abs_dev']}" if c else "") for c in
+            (cells_.get(b) for b in backends)]) + " |")
+    out.append("")
+    out += [f"- n/a: {', '.join(ks)}: {w}" for w, ks in why.items()]
+    return "\n".join(out)
+
+
 def markdown(rows: list[dict]) -> str:
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(str(r[c]) for c in COLUMNS) + " |" for r in rows]

@@ -76,8 +76,8 @@ class DataParallel:
             return f"unknown split/combine/optimizer {self.split}/{self.combine}/{self.optimizer}"
         if self.reduce not in ("sum", "mean"):
             return f"reduce must be sum or mean, got {self.reduce!r}"
-        if self.split in ("buckets", "longest_first") and isinstance(data, Patterns):
-            return f"{self.split} splits sequences of varying length; these are independent patterns"
+        if self.split == "buckets" and isinstance(data, Patterns):
+            return "buckets group sequences of similar length; these are independent patterns"
         if self.optimizer == "cg":
             if self.combine != "gradients" or self.split not in ("longest_first", "shares"):
                 return "CG needs the full-batch gradient: combine gradients of a whole-set split"
@@ -98,6 +98,11 @@ class _Portion:
 
 
 # ---- the items of any container ----------------------------------------------------------
+def lengths(data) -> np.ndarray:
+    """Steps per item: a pattern is one step."""
+    return np.ones(data.n_patterns, dtype=np.int64) if isinstance(data, Patterns) else data.lengths
+
+
 def n_items(data) -> int:
     return data.n_patterns if isinstance(data, (Patterns, _Portion)) else len(data.lengths)
 
@@ -215,7 +220,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
     rep = _Replica(net, data, cfg)
     n = net.n_params
     recv = np.empty((P, n + 2))  # (P, n_params + 2)
-    lpt = longest_first(data.lengths, P) if cfg.split == "longest_first" else None
+    lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     V_prev = net.params.copy()  # V(e−1) of eq. (3)
     curve = []
     comm.start_clock()

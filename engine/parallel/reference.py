@@ -20,7 +20,8 @@ import numpy as np
 
 from engine.optim import SGD, Adadelta, ConjugateGradient
 from engine.parallel import driver
-from engine.parallel.data_parallel import DataParallel, _Portion, local_steps, n_items, take
+from engine.parallel.data_parallel import (DataParallel, _Portion, lengths, local_steps, n_items,
+                                           take)
 
 
 def _optimizer(cfg: DataParallel, n: int):
@@ -41,7 +42,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
     if cfg.split == "longest_first":
         from engine.schedule import longest_first
 
-        lpt = longest_first(data.lengths, P)
+        lpt = longest_first(lengths(data), P)
     V_prev = net.params.copy()
     for _ in range(cfg.epochs):
         if cfg.optimizer == "cg":
