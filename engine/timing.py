@@ -39,7 +39,7 @@ class WorkerClock:
     :meth:`start`.
     """
 
-    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_paused", "_pending")
+    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_pending", "running")
 
     def __init__(self):
         self.log = RoundLog(4096)
@@ -47,11 +47,8 @@ class WorkerClock:
         self._t = None  # perf_counter of the last boundary; None: not counting
         self._compute = self._comm = self._bytes = 0.0
         self._pending = 0.0  # compute no collective has seen yet (it spans end_round)
-        self._paused = False
-
-    @property
-    def running(self) -> bool:
-        return self._t is not None and not self._paused
+        self.running = False  # counting: started and not inside untimed() (a plain attribute:
+        # every collective reads it on the hot path)
 
     def start(self) -> None:
         """Start counting from now, with an empty log (a communicator may run several
@@ -59,6 +56,7 @@ class WorkerClock:
         self.log = RoundLog(4096)
         self._t = self.t0 = perf_counter()
         self._compute = self._comm = self._bytes = self._pending = 0.0
+        self.running = True
 
     def _book(self) -> None:
         """Book the compute since the last boundary."""
@@ -102,11 +100,11 @@ class WorkerClock:
             yield
             return
         self._book()
-        self._paused = True
+        self.running = False
         try:
             yield
         finally:
-            self._paused = False
+            self.running = True
             self._t = perf_counter()
 
     def wall(self) -> float:
