@@ -165,17 +165,3 @@ class RunRecord:
             "bytes_sent_total": float(self.bytes_sent.sum()),
             "wall_s": float(self.wall_s), "profile": self.profile, **self.extra,
         }
-
-
-class Stopwatch:
-    """``lap()`` returns seconds since the previous lap (perf_counter)."""
-
-    __slots__ = ("t",)
-
-    def __init__(self):
-        self.t = perf_counter()
-
-    def lap(self) -> float:
-        t = perf_counter()
-        d, self.t = t - self.t, t
-        return d
