@@ -54,6 +54,12 @@ class MachineProfile:
         return asdict(self)
 
 
+# Collectives cost nothing: an emulated run under it gives each worker's compute alone
+# (a report composes communication later from its own model), or just the numbers.
+FREE = MachineProfile("none", 0.0, math.inf,
+                      source="no communication cost: compute only, or an emulation for the numbers")
+
+
 def _pingpong(comm, small: int, large: int, reps: int, bursts: int):
     """Per size, ``bursts`` timed bursts of reps/bursts allgathers, the sizes interleaved
     so that load hits both alike; returns {size: [seconds per allgather of each burst]}."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.perfmodel import FREE
+
 from engine.nets.elman import Elman, Sequences, phi, phi_grad
 from engine.optim import ConjugateGradient
 from engine.parallel import driver
@@ -120,7 +122,7 @@ def test_network_partition_emulated_equals_local_and_charges_each_barrier(worker
         assert comm.max() == 0.0 and secs > 0
     # negative control: with free barriers the workers only wait for each other, far less
     free = driver.run(network.netpart_worker, workers=workers, backend="emulated",
-                      profile=network.COMPUTE_ONLY, net=net, preps=preps, blocks=blocks, repeats=1)
+                      profile=FREE, net=net, preps=preps, blocks=blocks, repeats=1)
     if workers > 1:
         assert min(r["log"][0, 1] for r in free) < sync
 

@@ -63,15 +63,6 @@ class BunchConfig:
         return self.bunch * math.ceil(self.chunk / self.bunch)
 
 
-def no_comm_profile():
-    """The profile of an emulated run for its numbers (weights, accuracies), not its
-    timing: every collective costs nothing."""
-    from engine.perfmodel import MachineProfile
-
-    return MachineProfile("none", 0.0, math.inf, "no communication cost: emulated for the "
-                          "numbers (weights, accuracies), not for timing")
-
-
 def data_rng(seed: int) -> np.random.Generator:
     """The shared data-order stream: every rank draws the same order from it."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))

@@ -30,7 +30,7 @@ them (:mod:`engine.strategies.bunch`).
 The worker is written once and runs unchanged on every backend of
 :func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
 emulated run of paper1's Table 2 is the same worker with communication at no
-cost (:func:`engine.strategies.bunch.no_comm_profile`).
+cost (:data:`engine.perfmodel.FREE`).
 """
 from __future__ import annotations
 
@@ -40,8 +40,9 @@ from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
 from engine.parallel import driver
+from engine.perfmodel import FREE
 from engine.strategies.bunch import (BunchConfig, InputFeed, collect, data_rng,
-                                     frame_accuracy, init_rng, no_comm_profile, schedule)
+                                     frame_accuracy, init_rng, schedule)
 
 
 def hidden_blocks(n_hidden: int, size: int, *, dedicated_master: bool = False) -> list[tuple[int, int]]:
@@ -292,5 +293,5 @@ def np_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, 
     ``train_acc`` is per epoch here; ``chunk_bytes`` what the input feed sent one slave."""
     r = train_network_parallel(corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
                                workers=slaves, backend="emulated", init_scale=init_scale,
-                               loss=loss, profile=profile or no_comm_profile(), cv=cv, on_epoch=on_epoch)
+                               loss=loss, profile=profile or FREE, cv=cv, on_epoch=on_epoch)
     return {**r, "train_acc": r["train_acc_epochs"], "chunk_bytes": r["feed_bytes"]}

@@ -18,13 +18,11 @@ sequence partition's business).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from engine.nets import elman as E
 from engine.parallel import driver
-from engine.perfmodel import MachineProfile
+from engine.perfmodel import FREE
 from engine.schedule import LinearDistribution
 
 
@@ -78,11 +76,6 @@ def netpart_worker(comm, *, net: E.Elman, preps: list, blocks: list, repeats: in
     return {"grad": g}
 
 
-# Collectives cost nothing: an emulated run under it times each worker's compute only.
-COMPUTE_ONLY = MachineProfile("compute-only", 0.0, math.inf,
-                              source="bound, not a machine: synchronisation free")
-
-
 def run_partitioned(net: E.Elman, preps: list, workers: int, *, repeats: int = 3,
                     backend: str = "local", profile=None, comm=None):
     """Run the loop on ``workers`` workers of any backend of
@@ -116,6 +109,6 @@ def block_seconds(net: E.Elman, preps: list, k: int, *, repeats: int = 3) -> flo
     itself (each step waits for its slowest worker)."""
     if k == 0:
         return 0.0
-    r = driver.run(netpart_worker, workers=1, backend="emulated", profile=COMPUTE_ONLY,
+    r = driver.run(netpart_worker, workers=1, backend="emulated", profile=FREE,
                    net=net, preps=preps, blocks=[(0, k)], repeats=repeats)[0]
     return float(r["log"][:, 0].min())

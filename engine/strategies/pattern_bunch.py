@@ -16,7 +16,7 @@ the T_d of §2.5.
 The worker is written once and runs unchanged on every backend of
 :func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
 emulated run of paper1's Table 2 is the same worker with communication at no
-cost (:func:`engine.strategies.bunch.no_comm_profile`).
+cost (:data:`engine.perfmodel.FREE`).
 """
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.optim import SGD
 from engine.parallel import driver
+from engine.perfmodel import FREE
 from engine.strategies.bunch import (BunchConfig, InputFeed, collect, data_rng, frame_accuracy,
-                                     init_rng, no_comm_profile, schedule)
+                                     init_rng, schedule)
 
 
 def share(b: int, P: int, p: int) -> slice:
@@ -160,5 +161,5 @@ def pp_emulated(corpus, *, sizes, activation: str, cfg: BunchConfig, seed: int, 
     epoch here."""
     r = train_pattern_bunch(corpus, sizes=sizes, activation=activation, cfg=cfg, seed=seed,
                             workers=slaves, backend="emulated", init_scale=init_scale,
-                            profile=profile or no_comm_profile(), cv=cv, on_epoch=on_epoch)
+                            profile=profile or FREE, cv=cv, on_epoch=on_epoch)
     return {**r, "train_acc": r["train_acc_epochs"]}

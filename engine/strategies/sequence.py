@@ -28,7 +28,7 @@ from engine.nets import elman as E
 from engine.optim import ConjugateGradient
 from engine.parallel import driver
 from engine.schedule import longest_first
-from engine.strategies.network_partition import COMPUTE_ONLY
+from engine.perfmodel import FREE
 
 _STOP, _DERIV, _FWD = 0.0, 1.0, 2.0
 
@@ -188,7 +188,7 @@ def worker_seconds(net: E.Elman, data: E.Sequences, n_workers: int, *, deriv: bo
     2·(P − 1)·α + (P − 1)·bytes/β (shared-memory barriers and sum), for several machine
     profiles from one measurement; :func:`train_cg` with ``backend="emulated"`` charges
     the broadcast and allreduce of one profile instead."""
-    res = driver.run(cg_worker, workers=n_workers, backend="emulated", profile=COMPUTE_ONLY,
+    res = driver.run(cg_worker, workers=n_workers, backend="emulated", profile=FREE,
                      net=net, data=data, x0=net.params.copy(), workers_deriv=n_workers,
                      workers_fwd=n_workers, chunk=chunk, method=method,
                      epochs=[_DERIV if deriv else _FWD] * repeats)

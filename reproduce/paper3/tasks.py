@@ -3,11 +3,9 @@ measured on local processes or MPI ranks, or emulated, and the machine profiles
 the emulated runs are composed with."""
 from __future__ import annotations
 
-import math
-
 from datasets.parity import parity
 from engine.nets.mlp import MLP
-from engine.perfmodel import MachineProfile, measure_here
+from engine.perfmodel import FREE, MachineProfile, measure_here
 from engine.strategies.pattern import PPTConfig, train_pattern_parallel, worker_seeds
 from engine.strategies.serial import train_serial
 from reproduce.paper3.setup import gige2008
@@ -63,7 +61,7 @@ def run_task(task: Task, comm, run) -> dict | None:
               workers=p["nodes"], init_scale=setup.init_scale)
     if task.kind == "emulated":
         # The communication model is applied later per profile; any profile works here.
-        rec = train_pattern_parallel(X, T, backend="emulated", profile=_ZERO, **kw)
+        rec = train_pattern_parallel(X, T, backend="emulated", profile=FREE, **kw)
         return {**_common(rec), "sum_max_compute_s": float(rec.compute_s.max(axis=1).sum()),
                 "msg_bytes": float(rec.bytes_sent[0, 0])}
     rec = train_pattern_parallel(X, T, backend=backend, comm=comm, **kw)
@@ -73,7 +71,6 @@ def run_task(task: Task, comm, run) -> dict | None:
             "msg_bytes": float(rec.bytes_sent[0, 0])}
 
 
-_ZERO = MachineProfile("none", 0.0, math.inf, "placeholder: communication composed later")
 
 
 def _common(rec) -> dict:

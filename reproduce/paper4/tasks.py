@@ -4,7 +4,6 @@ serial MLP (measured up to the cores, emulated beyond), and the §5 typical run.
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from time import perf_counter
 import numpy as np
 
 from engine.nets.mlp import MLP
-from engine.perfmodel import (MachineProfile, NodeModel, calibrate_exchange, calibrate_t_a,
+from engine.perfmodel import (FREE, MachineProfile, NodeModel, calibrate_exchange, calibrate_t_a,
                               node_profile)
 from engine.strategies.node import NodeConfig, check_fits, train_node_parallel
 from reproduce.paper4.setup import PASSES, TYPICAL_TARGETS, Setup
@@ -201,7 +200,7 @@ def node_emulated(setup: Setup, *, width: int, passes: str, seed: int, P: int) -
     with threadpool_limits(1):
         rec = train_node_parallel(x, t, sizes=sizes, activation=setup.activation,
                                   params=net.params, workers=P, epochs=reps, passes=passes,
-                                  cfg=NodeConfig(), backend="emulated", profile=_ZERO)
+                                  cfg=NodeConfig(), backend="emulated", profile=FREE)
     c = per_pass(rec.compute_s, reps)  # (reps, phases, P)
     nb = rec.bytes_sent[: c.shape[1], 0]  # (phases,) bytes of one pass
     b, counts = np.unique(nb, return_counts=True)
@@ -225,7 +224,6 @@ def sweep(setup: Setup, *, width: int, passes: str, seed: int, workers: int, bac
     return out
 
 
-_ZERO = MachineProfile("none", 0.0, math.inf, "placeholder: communication composed later")
 
 
 def per_pass(x: np.ndarray, reps: int) -> np.ndarray:
