@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import platform
+import subprocess
 import sys
 import time
 from importlib import metadata
@@ -56,6 +57,22 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def code_version() -> dict:
+    """The commit the code ran from and whether tracked files differed from it (None
+    outside a git checkout), so a committed result names the code that produced it."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"),
+                "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
 def run_metadata(**extra) -> dict:
     def v(pkg):
         try:
@@ -70,6 +87,7 @@ def run_metadata(**extra) -> dict:
         "python": sys.version.split()[0], "platform": platform.platform(),
         "machine": platform.machine(), "processor": platform.processor() or None,
         "cpu_count": os.cpu_count(),
+        "code": code_version(),
         # The machine is shared: the 1/5/15-minute load average when the run ended.
         "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "versions": {p: v(p) for p in ("numpy", "scipy", "pandas", "seaborn", "multiprocess",

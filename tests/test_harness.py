@@ -61,6 +61,9 @@ def test_runs_tasks_writes_and_caches(toy, tmp_path):
         assert k in meta, k
     assert meta["seeds"] == "5..7" and meta["tasks"] == 3 and meta["tasks_from_cache"] == 0
     assert not any(k.startswith("load_avg") for k in meta)
+    import subprocess  # the code version is the checkout's HEAD
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert meta["code"]["commit"] == (head or None) and meta["code"]["dirty"] in (True, False, None)
     again = run_paper(toy, out=tmp_path / "toy", seed=5, workers=1)
     assert CALLS == [0, 1, 2] and again["meta"]["tasks_from_cache"] == 3  # nothing recomputed
     assert again["rows"] == s["rows"]
