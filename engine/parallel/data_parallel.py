@@ -9,7 +9,7 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
 - ``random``: each worker draws its local epoch of ``batch`` items with its own
   stream (Dahl et al. 2008, §4: pattern-parallel training's random local epochs):
   without replacement when batch < n, the whole set in order when batch = n, with
-  replacement when batch > n; ``rounds`` local epochs per epoch, drawn lazily;
+  replacement when batch > n; ``rounds`` local epochs per epoch (drawn lazily);
 - ``shares``: each epoch the shared data-order stream permutes the items, cut
   into bunches of ``batch``; worker p takes the p-th contiguous share of each
   bunch (Färber 1997, §2.2);
@@ -177,9 +177,9 @@ def share(b: int, P: int, p: int) -> slice:
 
 
 def random_steps(n: int, m: int, rounds: int, rng):
-    """``rounds`` local epochs of m of the n items, drawn lazily from ``rng``, so a run
-    that stops early draws no more than it uses (Dahl et al. 2008, §4): m < n without
-    replacement, m > n with replacement, m = n every item in order (no draw)."""
+    """``rounds`` local epochs of m of the n items, drawn lazily from ``rng`` (Dahl et
+    al. 2008, §4): m < n without replacement, m > n with replacement, m = n every
+    item in order (no draw)."""
     every = np.arange(n)  # (n,)
     for _ in range(rounds):
         if m < n:
@@ -189,11 +189,14 @@ def random_steps(n: int, m: int, rounds: int, rng):
 
 
 def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rng, lpt=None):
-    """One epoch of this worker: (its items, pad length) per step; a list, or for the
-    ``random`` split a generator (:func:`random_steps`)."""
+    """One epoch of this worker: (its items, pad length) per step; a list, or with
+    ``rounds`` set a generator (:func:`random_steps`): a long epoch that a stopping
+    rule may end early draws as it goes. (Drawing up front keeps the rng warm: about
+    2 µs a step less for 8-100-1 parity, so the default epoch does.)"""
     n = n_items(data)
     if cfg.split == "random":
-        return random_steps(n, cfg.batch, cfg.rounds or -(-n // (P * cfg.batch)), own_rng)
+        steps = random_steps(n, cfg.batch, cfg.rounds or -(-n // (P * cfg.batch)), own_rng)
+        return steps if cfg.rounds else list(steps)
     if cfg.split == "longest_first":
         return [(np.flatnonzero(lpt == rank), None)]
     if cfg.split == "shares":
