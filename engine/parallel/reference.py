@@ -33,7 +33,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
     """The final parameters of ``cfg`` run by ``workers`` workers, computed serially."""
     P = workers
     orders = [driver.stream(seed, 1) for _ in range(P)]  # each worker's copy of the shared stream
-    own = [driver.stream(seed, 2, p) for p in range(P)]
+    own = [driver.stream(seed, cfg.own_key, p) for p in range(P)]
     nets = [make_net(driver.stream(seed, 0)) for _ in range(P if cfg.combine == "params" else 1)]
     net, n = nets[0], nets[0].n_params
     g = np.empty(n)  # (n_params,)
@@ -62,8 +62,8 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
             continue
         if cfg.combine != "params":
             # every worker's steps of this epoch, drawn as the workers draw them
-            per = [local_steps(cfg, data, P=P, rank=p, order_rng=orders[p],
-                               own_rng=own[p], lpt=lpt) for p in range(P)]
+            per = [list(local_steps(cfg, data, P=P, rank=p, order_rng=orders[p],
+                                    own_rng=own[p], lpt=lpt)) for p in range(P)]
             for s in range(len(per[0])):
                 idx = np.concatenate([per[p][s][0] for p in range(P)])
                 pad = per[0][s][1]
