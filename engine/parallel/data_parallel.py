@@ -35,9 +35,14 @@ by the count when ``reduce="mean"``, not when ``"sum"``, Quicknet's bunch mode),
 with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``).
 
 Serial training is the same strategy with one worker.
+
+**What a configuration adds** (:class:`Hooks`): its own order of steps, data feed,
+extra values combined with each step, stopping rule, evaluation after each epoch
+and result entries, through the one loop of :func:`dp_worker`.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -142,13 +147,63 @@ def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rn
     return [(bt.idx[rank::P], bt.pad_len) for bt in bts]
 
 
+# ---- what a configuration adds --------------------------------------------------------------
+class Hooks:
+    """What a configuration adds to the data-parallel loop, without a second copy of it.
+
+    The defaults add nothing. :func:`dp_worker` works on its own shallow copy (the
+    workers of the emulated backend share the keyword arguments), so per-worker
+    state is made in :meth:`start`; it looks up once, before its loop, which
+    methods a subclass overrides, so a hook that is not overridden costs nothing
+    per step. Example: Färber 1997's pattern-parallel bunch training
+    (:class:`engine.strategies.pattern_bunch.QuicknetFeed`).
+    """
+
+    extra = 0  # values appended to each worker's step message and combined with it
+    nbytes = None  # bytes of the step's round as the paper's machine moves them (None: as moved)
+
+    def start(self, comm, rep) -> None:
+        """Set-up before the clock starts."""
+
+    def steps(self, comm, rep, epoch: int):
+        """The epoch's steps [(this worker's items, pad length)] instead of the split's;
+        may end rounds of its own between steps (e.g. the data sent before them)."""
+        raise NotImplementedError
+
+    def grad(self, comm, rep, idx, pad_len, out) -> float:
+        """Σ loss over ``idx`` and Σ gradient into ``rep.g``, instead of ``rep.net``'s
+        (e.g. through a data feed); ``out`` (extra,): this step's extra values."""
+        raise NotImplementedError
+
+    def after_step(self, comm, rep, extras) -> bool:
+        """After the optimizer step; ``extras`` (extra,): the combined extra values.
+        True stops training (the epoch's :meth:`end_epoch` still runs)."""
+        return False
+
+    def end_epoch(self, comm, rep, epoch: int) -> bool:
+        """After every epoch (1, 2, ...), inside ``comm.clock.untimed()``; True stops."""
+        return False
+
+    def result(self, comm, rep) -> dict:
+        """Merged into (and over) the worker's result dict."""
+        return {}
+
+
+def _overrides(hooks: Hooks, name: str) -> bool:
+    return getattr(type(hooks), name) is not getattr(Hooks, name)
+
+
 # ---- one worker -----------------------------------------------------------------------------
 class _Replica:
-    def __init__(self, net, data, cfg: DataParallel):
+    def __init__(self, net, data, cfg: DataParallel, extra: int = 0):
         self.net, self.data, self.cfg = net, data, cfg
         n = net.n_params
-        self.g = np.empty(n)  # (n_params,) gradient sum of this worker's items
-        self.buf = np.empty(n + 2)  # (n_params + 2,): gradient or params, loss, count
+        # (n_params + 2 + extra,): gradient or params, loss, count, extra values
+        self.buf = np.empty(n + 2 + extra)
+        self.extra, self.extras = extra, self.buf[n + 2:]  # (extra,) view
+        # (n_params,) gradient sum of this worker's items; combining gradients, it is born
+        # in the message (no copy per step)
+        self.g = self.buf[:n] if cfg.combine == "gradients" else np.empty(n)
         self.opt = (Adadelta(n, lr=cfg.lr) if cfg.optimizer == "adadelta"
                     else SGD(n, lr=cfg.lr, momentum=cfg.momentum))
 
@@ -169,15 +224,17 @@ def _sync_step(comm, rep: _Replica, idx, pad_len, recv) -> float:
     cfg, n = rep.cfg, rep.net.n_params
     loss = rep.grad(idx, pad_len)
     if cfg.combine == "gradients":
-        rep.buf[:n], rep.buf[n], rep.buf[n + 1] = rep.g, loss, len(idx)
+        rep.buf[n], rep.buf[n + 1] = loss, len(idx)  # rep.g is rep.buf[:n]
         comm.allreduce(rep.buf, out=rep.buf)
         rep.step(rep.buf[:n], rep.buf[n + 1])
         return float(rep.buf[n])
     count = max(len(idx), 1) * (comm.size if cfg.reduce == "mean" else 1)
     rep.opt.direction(rep.g, count, out=rep.buf[:n])
     rep.buf[n], rep.buf[n + 1] = loss, len(idx)
-    comm.allgather(rep.buf, recv)  # (P, n_params + 2)
+    comm.allgather(rep.buf, recv)  # (P, n_params + 2 + extra)
     rep.opt.apply(rep.net.params, recv[:, :n].sum(axis=0))  # rank order
+    if rep.extra:
+        recv[:, n + 2:].sum(axis=0, out=rep.extras)
     return float(recv[:, n].sum())
 
 
@@ -208,46 +265,69 @@ def _cg(comm, rep: _Replica, idx) -> list:
     return curve
 
 
-def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
+def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hooks | None = None,
+              init_key: tuple = (0,)) -> dict:
     """SPMD body of every data-parallel strategy: the same code on any communicator.
 
     ``make_net(rng)`` builds the network and initialises it from ``rng``, the
-    stream shared by all workers (so every replica starts equal).
+    stream ``init_key`` shared by all workers (so every replica starts equal; a
+    configuration that keeps its paper's stream names its key). ``hooks``: what
+    the configuration adds (:class:`Hooks`).
     """
     P, r = comm.size, comm.rank
-    net = make_net(driver.stream(seed, 0))
+    hk = copy.copy(hooks) if hooks is not None else _NO_HOOKS  # per-worker state in start()
+    net = make_net(driver.stream(seed, *init_key))
     order_rng, own_rng = driver.stream(seed, 1), driver.stream(seed, 2, r)
-    rep = _Replica(net, data, cfg)
+    rep = _Replica(net, data, cfg, extra=hk.extra)
     n = net.n_params
-    recv = np.empty((P, n + 2))  # (P, n_params + 2)
+    recv = np.empty((P, n + 2 + hk.extra))  # (P, n_params + 2 + extra)
     lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     V_prev = net.params.copy()  # V(e−1) of eq. (3)
     curve = []
+    # which hooks act, decided once: an unused one costs nothing per step
+    own_steps, end_epoch = _overrides(hk, "steps"), _overrides(hk, "end_epoch")
+    after = hk.after_step if _overrides(hk, "after_step") else None
+    if _overrides(hk, "grad"):
+        rep.grad = lambda idx, pad_len: hk.grad(comm, rep, idx, pad_len, rep.extras)
+    hk.start(comm, rep)
     comm.start_clock()
-    for _ in range(cfg.epochs):
+    stop = False
+    for epoch in range(1, cfg.epochs + 1):
         if cfg.optimizer == "cg":
             curve += _cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
                                                 own_rng=own_rng, lpt=lpt)[0][0])
-            continue
-        if cfg.combine != "params":
-            for idx, pad_len in local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
-                                            own_rng=own_rng, lpt=lpt):
+        elif cfg.combine != "params":
+            steps = (hk.steps(comm, rep, epoch) if own_steps else
+                     local_steps(cfg, data, P=P, rank=r, order_rng=order_rng, own_rng=own_rng,
+                                 lpt=lpt))
+            for idx, pad_len in steps:
                 curve.append(_sync_step(comm, rep, idx, pad_len, recv))
-                comm.clock.end_round()
-            continue
-        portion = order_rng.permutation(n_items(data))[r::P]  # one portion per worker
-        loss = 0.0
-        for idx, pad_len in local_steps(cfg, _Portion(data, portion), P=1, rank=0,
-                                        order_rng=own_rng, own_rng=own_rng, lpt=None):
-            loss += rep.grad(portion[idx], pad_len)
-            rep.step(rep.g, len(idx))
-        rep.buf[:n], rep.buf[n] = net.params, loss
-        comm.allreduce(rep.buf[:n + 1], out=rep.buf[:n + 1])
-        np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # eq. (3)
-        V_prev[:] = net.params
-        curve.append(float(rep.buf[n]))
-        comm.clock.end_round()
-    return {"curve": np.asarray(curve), "params": net.params.copy()}
+                stop = after is not None and after(comm, rep, rep.extras)
+                comm.clock.end_round(nbytes=hk.nbytes)
+                if stop:
+                    break
+        else:
+            portion = order_rng.permutation(n_items(data))[r::P]  # one portion per worker
+            loss = 0.0
+            for idx, pad_len in local_steps(cfg, _Portion(data, portion), P=1, rank=0,
+                                            order_rng=own_rng, own_rng=own_rng, lpt=None):
+                loss += rep.grad(portion[idx], pad_len)
+                rep.step(rep.g, len(idx))
+            rep.buf[:n], rep.buf[n] = net.params, loss
+            comm.allreduce(rep.buf[:n + 1], out=rep.buf[:n + 1])
+            np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # eq. (3)
+            V_prev[:] = net.params
+            curve.append(float(rep.buf[n]))
+            comm.clock.end_round()
+        if end_epoch:
+            with comm.clock.untimed():
+                stop = hk.end_epoch(comm, rep, epoch) or stop
+        if stop:
+            break
+    return {"curve": np.asarray(curve), "params": net.params.copy(), **hk.result(comm, rep)}
+
+
+_NO_HOOKS = Hooks()
 
 
 def train_data_parallel(make_net, data, *, cfg: DataParallel, seed: int, workers: int,
