@@ -34,6 +34,16 @@ by the count when ``reduce="mean"``, not when ``"sum"``, Quicknet's bunch mode),
 ``adadelta``, or ``cg`` (conjugate gradients on the full-batch gradient, so only
 with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``).
 
+**Who runs CG** (``master``): every replica (each Φ and ∇Φ an allreduce, one
+round per CG iteration), or rank 0 alone, which broadcasts [kind, weights]
+before each evaluation while the other ranks serve (McCann & Kalman 1994, §2.2:
+one shared weight copy, published by the barrier that starts an epoch; one
+round per evaluation). With ``longest_first``, gradient and loss-only
+evaluations may take separate worker counts (``grad_workers``, ``loss_workers``:
+§3.2's 17 and 6 processors), and a worker's share may be evaluated in batches of
+``chunk`` items (§2.2's vectorised chunks). ``probe`` orders evaluations at the
+initial weights instead of training: a timing run.
+
 Serial training is the same strategy with one worker.
 """
 from __future__ import annotations
@@ -43,6 +53,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from engine.data import Patterns, SeqData, Sequences
+from engine.nets import elman
 from engine.optim import SGD, Adadelta, ConjugateGradient
 from engine.parallel import driver
 from engine.schedule import epoch_batches, longest_first
@@ -50,6 +61,8 @@ from engine.schedule import epoch_batches, longest_first
 SPLITS = ("random", "shares", "buckets", "longest_first")
 COMBINES = ("gradients", "updates", "params")
 OPTIMIZERS = ("sgd", "adadelta", "cg")
+_STOP, _GRAD, _LOSS = 0.0, 1.0, 2.0  # CG evaluation kinds, as the master broadcasts them
+EVALUATIONS = {"grad": _GRAD, "loss": _LOSS}
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,12 @@ class DataParallel:
     beta: float = 0.0  # eq. (3) of Khomenko et al. 2016 (params only)
     n_buckets: int = 3
     cg_iterations: int = 3
+    cg_options: tuple = ()  # ((name, value), ...): keywords of engine.optim.ConjugateGradient
+    master: bool = False  # CG: rank 0 runs it and broadcasts [kind, weights] per evaluation
+    grad_workers: int = 0  # CG: ranks that evaluate Φ and ∇Φ, longest-first over them (0: all)
+    loss_workers: int = 0  # CG: ranks that evaluate Φ alone (the line search; 0: all)
+    chunk: int = 0  # CG: items per batch of a worker's share (0: the share is one batch)
+    probe: tuple = ()  # CG timing run: evaluations ("grad" | "loss") at the initial weights
 
     @property
     def every(self) -> str:
@@ -83,6 +102,13 @@ class DataParallel:
                 return "CG needs the full-batch gradient: combine gradients of a whole-set split"
             if self.split == "shares" and self.batch < n_items(data):
                 return "CG needs the full-batch gradient: a bunch must hold the whole set"
+        if self.optimizer != "cg" and (self.master or self.grad_workers or self.loss_workers
+                                       or self.chunk or self.probe or self.cg_options):
+            return "master, grad/loss workers, chunk, probe and cg_options are options of CG"
+        if (self.grad_workers or self.loss_workers) and self.split != "longest_first":
+            return "separate grad/loss worker counts deal the items longest-first"
+        if any(k not in EVALUATIONS for k in self.probe):
+            return f"probe evaluations are {tuple(EVALUATIONS)}, got {self.probe}"
         if self.combine == "updates" and self.optimizer != "sgd":
             return "combining updates is defined for SGD updates (−η·g/count)"
         return None
@@ -116,6 +142,31 @@ def take(data, idx, pad_len: int | None = None):
     if isinstance(data, SeqData):
         return data.batch(idx, pad_len)
     raise TypeError(f"no items in {type(data).__name__}")
+
+
+def batches(data, idx, chunk: int = 0) -> list:
+    """The items ``idx`` as batches: one (``chunk`` 0) or batches of at most ``chunk``
+    items; sequences sorted longest first (:meth:`Sequences.batches`), so padding
+    stays small (McCann & Kalman 1994, §2.2, vectorised chunks of sequences)."""
+    if len(idx) == 0:
+        return []
+    if not chunk:
+        return [take(data, idx)]
+    if isinstance(data, Sequences):
+        return data.batches(idx, chunk=chunk)
+    return [take(data, idx[k:k + chunk]) for k in range(0, len(idx), chunk)]
+
+
+def loss_only(net, batches: list, scratch: np.ndarray) -> float:
+    """Σ loss over ``batches`` without the gradient (a line-search evaluation): the Elman
+    net's forward passes and loss (:func:`engine.nets.elman.phi`, §2.2's forward epoch);
+    a net without a loss-only pass computes each gradient into ``scratch`` (n_params,)."""
+    if isinstance(net, elman.Elman):
+        return elman.phi(net, batches, loss=net.loss)
+    total = 0.0
+    for b in batches:  # a plain running sum, as phi's (Python's sum() compensates)
+        total += net.loss_and_grad(b, scratch)
+    return total
 
 
 def share(b: int, P: int, p: int) -> slice:
@@ -181,38 +232,119 @@ def _sync_step(comm, rep: _Replica, idx, pad_len, recv) -> float:
     return float(recv[:, n].sum())
 
 
-def _cg(comm, rep: _Replica, idx) -> list:
-    """Conjugate gradients on the full-batch loss; every Φ and ∇Φ is an allreduce."""
-    net, n = rep.net, rep.net.n_params
-    batch = take(rep.data, idx) if len(idx) else None
-    one = np.empty(1)
+class _Evaluations:
+    """This worker's part of CG's two evaluations at weights x (McCann & Kalman 1994, §2.2):
+    Φ and ∇Φ over its share of the items dealt to ``grad_workers`` ranks (a derivative
+    epoch), Φ alone over its share of ``loss_workers`` (a forward epoch); each summed over
+    the workers by one allreduce. Under ``master`` or ``probe`` an evaluation ends a round."""
 
-    def phi(x):
-        net.params[:] = x
-        one[0] = net.loss_and_grad(batch, rep.g) if batch is not None else 0.0
-        return float(comm.allreduce(one)[0])
+    def __init__(self, comm, rep: _Replica, idx):
+        cfg, P, r = rep.cfg, comm.size, comm.rank
+        if max(cfg.grad_workers, cfg.loss_workers) > P:
+            raise ValueError(f"need {max(cfg.grad_workers, cfg.loss_workers)} ranks, have {P}")
+        self.comm, self.rep, self.chunk = comm, rep, cfg.chunk
+        self.round_each = cfg.master or bool(cfg.probe)  # else one round per CG iteration
+        self.grad_b = batches(rep.data, _deal(rep.data, cfg.grad_workers, r) if cfg.grad_workers
+                              else idx, cfg.chunk)
+        self.loss_b = batches(rep.data, _deal(rep.data, cfg.loss_workers, r) if cfg.loss_workers
+                              else idx, cfg.chunk)
+        self.tmp = np.empty(rep.net.n_params)  # (n_params,) one batch's gradient
+        self.one, self.one_sum = np.empty(1), np.empty(1)  # (1,) Φ of a loss-only evaluation
+        self.kinds = []  # the kind of every evaluation, in order
 
-    def phi_grad(x):
-        net.params[:] = x
-        loss = rep.grad(idx, None)
-        rep.buf[:n], rep.buf[n] = rep.g, loss
-        comm.allreduce(rep.buf[:n + 1], out=rep.buf[:n + 1])
-        return float(rep.buf[n]), rep.buf[:n].copy()
+    def __call__(self, kind: float, x: np.ndarray):
+        """Φ (``_LOSS``) or (Φ, ∇Φ) (``_GRAD``) over all workers at x."""
+        net, n, comm = self.rep.net, self.rep.net.n_params, self.comm
+        np.copyto(net.params, x)
+        if kind == _GRAD:
+            buf = self.rep.buf[:n + 1]  # (n_params + 1,): ∇Φ, then Φ
+            buf[n] = self._grad_sum()
+            buf[:n] = self.rep.g
+            comm.allreduce(buf, out=buf)
+            out = float(buf[n]), buf[:n].copy()
+        else:
+            self.one[0] = loss_only(net, self.loss_b, self.tmp)
+            out = float(comm.allreduce(self.one, out=self.one_sum)[0])
+        if self.round_each:
+            comm.clock.end_round()
+        self.kinds.append(kind)
+        return out
 
-    curve = []
-    cg = ConjugateGradient(n)
+    def _grad_sum(self) -> float:
+        """Σ loss over the grad share; Σ gradient into the replica's ``g`` (zeros if none)."""
+        net, g = self.rep.net, self.rep.g
+        if len(self.grad_b) == 1 and not self.chunk:
+            return net.loss_and_grad(self.grad_b[0], g)
+        g[:] = 0.0
+        total = 0.0
+        for b in self.grad_b:  # in batch order, as engine.nets.elman.phi_grad
+            total += net.loss_and_grad(b, self.tmp)
+            g += self.tmp
+        return total
+
+
+def _deal(data, workers: int, rank: int) -> np.ndarray:
+    """Rank's items when all are dealt longest-first to ranks 0..workers−1 (none beyond)."""
+    if rank >= workers:
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(longest_first(lengths(data), workers) == rank)
+
+
+def _cg(comm, rep: _Replica, idx) -> tuple[list, dict]:
+    """Conjugate gradients on the full-batch loss: (Φ per iteration, what CG reports).
+
+    Replicated (every rank runs CG; one round per iteration), or under ``master`` rank 0
+    runs it and, before each evaluation, broadcasts [kind, weights] that every rank
+    evaluates at; the others serve until told to stop, and the stop carries the final
+    weights, so the replicas end equal. ``probe`` evaluates at the initial weights."""
+    cfg, net, n = rep.cfg, rep.net, rep.net.n_params
+    with comm.clock.untimed():  # cutting the shares into batches is set-up, not training
+        ev = _Evaluations(comm, rep, idx)
+    msg = np.empty(n + 1)  # (1 + n_params,): the kind of evaluation, then the weights
+    if cfg.master and comm.rank != 0:
+        while True:
+            comm.broadcast(msg, root=0)
+            if msg[0] == _STOP:
+                np.copyto(net.params, msg[1:])
+                return [], {"kinds": np.array(ev.kinds)}
+            ev(msg[0], msg[1:])
+
+    def order(kind, x):
+        if cfg.master:
+            msg[0], msg[1:] = kind, x
+            comm.broadcast(msg, root=0)
+        return ev(kind, x)
+
+    curve, info = [], {}
+
+    def iteration_done(_x, value):
+        curve.append(value)
+        if not ev.round_each:
+            comm.clock.end_round()
+
     x = net.params.copy()
-    cg.minimize(x, phi, phi_grad, iterations=rep.cfg.cg_iterations,
-                callback=lambda _x, value: (curve.append(value), comm.clock.end_round()))
+    if cfg.probe:
+        for k in cfg.probe:
+            order(EVALUATIONS[k], x)
+    else:
+        opt = ConjugateGradient(n, **dict(cfg.cg_options))
+        info = {"history": opt.minimize(x, lambda w: order(_LOSS, w), lambda w: order(_GRAD, w),
+                                        iterations=cfg.cg_iterations, callback=iteration_done),
+                "restarts": opt.restarts}
+    if cfg.master:
+        msg[0], msg[1:] = _STOP, x
+        comm.broadcast(msg, root=0)
     net.params[:] = x
-    return curve
+    return curve, {**info, "kinds": np.array(ev.kinds)}
 
 
 def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
     """SPMD body of every data-parallel strategy: the same code on any communicator.
 
     ``make_net(rng)`` builds the network and initialises it from ``rng``, the
-    stream shared by all workers (so every replica starts equal).
+    stream shared by all workers (so every replica starts equal). Under CG the result
+    adds ``kinds`` (every evaluation's kind, 1 gradient, 2 loss alone) and, where CG
+    ran (every rank, or rank 0 under ``master``), its ``history`` and ``restarts``.
     """
     P, r = comm.size, comm.rank
     net = make_net(driver.stream(seed, 0))
@@ -222,12 +354,13 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
     recv = np.empty((P, n + 2))  # (P, n_params + 2)
     lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     V_prev = net.params.copy()  # V(e−1) of eq. (3)
-    curve = []
+    curve, cg_info = [], {}
     comm.start_clock()
     for _ in range(cfg.epochs):
         if cfg.optimizer == "cg":
-            curve += _cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
-                                                own_rng=own_rng, lpt=lpt)[0][0])
+            c, cg_info = _cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
+                                                    own_rng=own_rng, lpt=lpt)[0][0])
+            curve += c
             continue
         if cfg.combine != "params":
             for idx, pad_len in local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
@@ -247,7 +380,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
         V_prev[:] = net.params
         curve.append(float(rep.buf[n]))
         comm.clock.end_round()
-    return {"curve": np.asarray(curve), "params": net.params.copy()}
+    return {"curve": np.asarray(curve), "params": net.params.copy(), **cg_info}
 
 
 def train_data_parallel(make_net, data, *, cfg: DataParallel, seed: int, workers: int,

@@ -57,7 +57,8 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 return net.loss_and_grad(batch, g), g.copy()
 
             x = net.params.copy()
-            ConjugateGradient(n).minimize(x, phi, phi_grad, iterations=cfg.cg_iterations)
+            ConjugateGradient(n, **dict(cfg.cg_options)).minimize(x, phi, phi_grad,
+                                                                  iterations=cfg.cg_iterations)
             net.params[:] = x
             continue
         if cfg.combine != "params":
