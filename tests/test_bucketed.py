@@ -12,7 +12,9 @@ import pytest
 from datasets.handwriting import N_CLASSES, handwriting
 from engine.perfmodel import MachineProfile, allreduce_time
 from engine.schedule import optimal_buckets
-from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
+from engine.parallel.reference import serial_reference
+from engine.strategies.bucketed import (SeqConfig, SeqData, SeqWorker, dp_config, net_maker, subset,
+                                        train_bucketed)
 
 
 @lru_cache(maxsize=1)
@@ -145,3 +147,22 @@ def test_padding_past_the_end_changes_no_update():
     loss_max, g_max = w.grad(idx, longest)
     assert loss_max == pytest.approx(loss_own, rel=1e-13)
     np.testing.assert_allclose(g_max, g_own, rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("scheme", ["average", "allreduce"])
+def test_both_schemes_are_data_parallel_configurations(scheme):
+    """train_bucketed is dp_worker with dp_config: its parameters equal the family's serial
+    reference of that configuration on the training sequences (bounds from the whole
+    training set, eq. (3) decay each epoch); the reference with the bounds taken from each
+    portion / without the decay is a different run."""
+    data, K, tr, va, cfg = small_problem(scheme)
+    cfg = replace(cfg, beta=0.05, epochs=3)
+    emu = train_bucketed(data, K, train_idx=tr, val_idx=va, cfg=cfg, seed=4, workers=3,
+                         backend="emulated", profile=MachineProfile("t", 0, 1e9, "t"))
+    dp, train = dp_config(cfg, 3), subset(data, tr)
+    ref = serial_reference(net_maker(data, K, cfg), train, dp, workers=3, seed=4)
+    np.testing.assert_allclose(emu.params, ref, rtol=0, atol=1e-10)
+    assert emu.rounds == cfg.epochs  # one round per epoch in both schemes
+    wrong = replace(dp, beta=0.0) if scheme == "allreduce" else replace(dp, bounds_from="items")
+    bad = serial_reference(net_maker(data, K, cfg), train, wrong, workers=3, seed=4)
+    assert np.max(np.abs(emu.params - bad)) > 1e-6

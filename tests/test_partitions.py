@@ -168,3 +168,52 @@ def test_worker_seconds_from_the_emulated_workers():
     fwd = sequence.worker_seconds(net, d, 3, deriv=False, chunk=3, repeats=2)
     assert one.shape == (1,) and two.shape == (2,) and fwd.shape == (3,)
     assert np.all(one > 0) and np.all(two > 0) and np.all(fwd > 0)
+
+
+def _master_cg_reference(d, x0, *, workers_deriv, workers_fwd, iterations, chunk):
+    """§2.2 written out serially: CG on Φ and ∂Φ/∂Y summed over the workers' longest-first
+    shares in rank order (as the local allreduce sums), each share in chunks."""
+    net = Elman(**SIZES, params=x0.copy())
+    grad_parts = [d.batches(ids, chunk=chunk) for ids in sequence.partition(d, workers_deriv)]
+    fwd_parts = [d.batches(ids, chunk=chunk) for ids in sequence.partition(d, workers_fwd)]
+
+    def fg(w):
+        net.params[:] = w
+        vals = [phi_grad(net, b) for b in grad_parts]
+        p, g = vals[0][0], vals[0][1].copy()
+        for v, h in vals[1:]:
+            p, g = p + v, g + h
+        return p, g
+
+    def f(w):
+        net.params[:] = w
+        total = phi(net, fwd_parts[0])
+        for b in fwd_parts[1:]:  # a plain running sum (Python 3.12's sum() compensates)
+            total += phi(net, b)
+        return total
+
+    x = x0.copy()
+    return ConjugateGradient(net.n_params).minimize(x, f, fg, iterations=iterations), x
+
+
+def test_sequence_partition_is_master_cg_of_the_data_parallel_family():
+    """train_cg runs dp_worker with rank 0 as CG master (§2.2): the same bits as the serial
+    write-out above, on 3 local workers with 3 derivative and 2 forward workers; rounds are
+    evaluations. Negative control: the write-out with other chunks differs in the bits."""
+    from dataclasses import replace
+
+    d, net = data_and_net(n_seq=8)
+    x0 = net.params.copy()
+    r = sequence.run_local_cg(d, x0, sizes=SIZES, workers_deriv=3, workers_fwd=2, iterations=4, chunk=2)
+    h, x = _master_cg_reference(d, x0, workers_deriv=3, workers_fwd=2, iterations=4, chunk=2)
+    assert r["history"]["phi"] == h["phi"] and r["history"]["evals"] == h["evals"]
+    assert r["history"]["final_phi"] == h["final_phi"]
+    np.testing.assert_array_equal(r["params"], x)
+    kinds = r["record"].extra["kinds"]
+    assert (kinds == 1.0).sum() == 5 and (kinds == 2.0).sum() == sum(h["evals"]) == r["record"].rounds - 5
+    h2, x2 = _master_cg_reference(d, x0, workers_deriv=3, workers_fwd=2, iterations=4, chunk=3)
+    assert not np.array_equal(r["params"], x2)
+    # the options are CG's: another optimizer refuses them
+    cfg = sequence.configuration(workers_deriv=3, workers_fwd=2)
+    assert cfg.problem(d) is None
+    assert "CG" in replace(cfg, optimizer="sgd").problem(d)

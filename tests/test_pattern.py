@@ -18,13 +18,13 @@ import pytest
 from datasets.parity import parity
 from engine.nets.mlp import MLP
 from engine.perfmodel import MachineProfile
-from engine.strategies import PPTConfig, PPTWorker, train_pattern_parallel, train_serial
-from engine.strategies.pattern import worker_seeds
+from engine.strategies import PPTConfig, train_pattern_parallel, train_serial
+from engine.strategies.pattern import _mlp, worker_seeds
 
 PROFILE = MachineProfile("test", 1e-6, 1e9, "test")
 SIZES = (4, 6, 1)
 ACT = "symmetric_sigmoid"
-INIT_SCALE = 1.0  # PPTWorker's default init_scale; ppt_worker does not override it
+INIT_SCALE = 1.0  # train_pattern_parallel's default init_scale
 BITS, M, R = 4, 4, 6  # 4-bit parity (n = 16), local epoch of 4, 6 rounds
 RTOL = 1e-12
 
@@ -195,6 +195,34 @@ def test_batch_round_equals_train_serial():
     np.testing.assert_allclose(rec.params, ser.params, rtol=RTOL, atol=1e-14)
 
 
+@pytest.mark.parametrize("combine", ["sum", "mean"])
+def test_ppt_is_a_data_parallel_configuration(combine):
+    """PPT runs as dp_worker's ``random``/``updates`` configuration plus the §4.1 stopping
+    rule: the family's own serial reference of that configuration (the same sampling
+    streams) gives the same weights; the family's default stream keys do not."""
+    from dataclasses import replace
+
+    from engine.data import Patterns
+    from engine.parallel.reference import serial_reference
+    from engine.strategies.pattern import data_parallel
+
+    P, cfg = 3, make_cfg(3, combine=combine)
+    rec = run("emulated", P, cfg)
+    X, T = parity(BITS, activation=ACT)
+    dp = data_parallel(cfg, X.shape[0], P)
+    assert (dp.split, dp.combine, dp.reduce, dp.rounds) == ("random", "updates", combine, R)
+
+    def make_net(rng):
+        net = MLP(SIZES, ACT)
+        net.init_uniform(rng, scale=INIT_SCALE)
+        return net
+
+    ref = serial_reference(make_net, Patterns(X, T), dp, workers=P, seed=7)
+    np.testing.assert_allclose(rec.params, ref, rtol=RTOL, atol=1e-14)
+    wrong = serial_reference(make_net, Patterns(X, T), replace(dp, own_key=2), workers=P, seed=7)
+    assert not np.allclose(rec.params, wrong, rtol=1e-6)
+
+
 # -- determinism ---------------------------------------------------------------------
 def _same(a, b):
     np.testing.assert_array_equal(a.params, b.params)
@@ -232,10 +260,8 @@ def test_worker_streams():
     np.testing.assert_array_equal(s0.random(5), s1.random(5))
     assert not np.array_equal(o0.random(5), o1.random(5))
     assert not np.array_equal(worker_seeds(3, 0)[1].random(5), worker_seeds(4, 0)[1].random(5))
-    X, T = parity(3)
-    ws = [PPTWorker((3, 2, 1), ACT, X, T, rank=r, size=2, cfg=PPTConfig(local_epoch=2), seed=3)
-          for r in range(2)]
-    np.testing.assert_array_equal(ws[0].net.params, ws[1].net.params)
+    nets = [_mlp((3, 2, 1), ACT, 1.0, worker_seeds(3, r)[0]) for r in range(2)]
+    np.testing.assert_array_equal(nets[0].params, nets[1].params)
 
 
 # -- MPI --------------------------------------------------------------------------------

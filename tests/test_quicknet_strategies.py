@@ -118,6 +118,57 @@ def test_pp_equals_serial(corpus, update):
     np.testing.assert_allclose(pp_emulated(corpus, slaves=3, **kw)["params"], ref, rtol=0, atol=TOL)
 
 
+def pp_reference(corpus, cfg, P: int, *, share_rule=share) -> tuple[np.ndarray, list]:
+    """PP written out for bit-identity (§2.2): per bunch, each rank's share gradient,
+    the P sums added in rank order (the allreduce), one SGD step. Returns the weights and
+    the bytes per slave of every round (boundaries; per chunk 0; per bunch the share's
+    inputs and targets, 2·N_wts)."""
+    net = MLP(SIZES, ACT)
+    net.init_uniform(init_rng(SEED), scale=0.1)
+    opt = SGD(net.n_params, lr=cfg.lr, momentum=cfg.momentum)
+    rng = data_rng(SEED)
+    vb, N_o = cfg.value_bytes, SIZES[2]
+    rounds = [corpus.starts.size * vb]
+    for _ in range(cfg.epochs):
+        for _lo, _hi, perm in epoch_chunks(corpus.n_frames, cfg, rng):
+            rounds.append(0.0)
+            for idx in bunches(perm, cfg.bunch):
+                parts = []
+                for p in range(P):
+                    sub = idx[share_rule(idx.size, P, p)]
+                    if sub.size == 0:
+                        parts.append(np.zeros(net.n_params))
+                        continue
+                    y, cache = net.forward(corpus.windows(sub))
+                    parts.append(net.backward(y - corpus.targets(sub), cache))
+                g = parts[0].copy()
+                for q in parts[1:]:
+                    g += q
+                opt.step(net.params, g, cfg.count(idx.size))
+                m = idx[share_rule(idx.size, P, P - 1)].size  # the last slave's share
+                rounds.append((m * (SIZES[0] + N_o) + 2 * net.n_params) * vb)
+    return net.params.copy(), rounds
+
+
+@pytest.mark.parametrize("backend,workers", [("inprocess", 1), ("local", 2), ("emulated", 3)])
+def test_pp_configuration_bitwise_equals_written_out(corpus, backend, workers):
+    """PP as a configuration of the data-parallel family (dp_worker + QuicknetFeed) gives
+    PP's numbers bit for bit: weights and bytes per round. Negative control: the family's
+    own share rule (the first b mod P get one more) gives other bits."""
+    from engine.parallel.data_parallel import share as dp_share
+
+    cfg = cfg_()
+    ref, rounds = pp_reference(corpus, cfg, workers)
+    r = train_pattern_bunch(corpus, sizes=SIZES, activation=ACT, cfg=cfg, seed=SEED,
+                            workers=workers, backend=backend, profile=MachineProfile("test", 1e-6,
+                                                                                     1e9, "test"))
+    assert np.array_equal(r["params"], ref)
+    assert np.array_equal(r["log"][:, -1, 2], rounds)
+    if workers == 3:
+        other, _ = pp_reference(corpus, cfg, workers, share_rule=dp_share)
+        assert not np.array_equal(other, ref)
+
+
 def test_sequential_equals_reference(corpus):
     cfg = cfg_()
     net = MLP(SIZES, ACT)

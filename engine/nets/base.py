@@ -30,6 +30,10 @@ class Net(Protocol):
         loss of :mod:`engine.losses` (default: the net's ``loss``).
     ``predict(batch) -> outputs``
         The forward pass for evaluation, into a fresh array.
+    ``loss_only(batch) -> float`` (optional)
+        The summed loss without the gradient, where a net has a cheaper forward-only
+        pass (the Elman net's line-search epochs); callers fall back to
+        ``loss_and_grad`` into a scratch buffer.
 
     Batches (:mod:`engine.data`): :class:`~engine.data.Patterns` for the MLP,
     :class:`~engine.data.SeqBatch` for the Elman net, :class:`~engine.data.CTCBatch`

@@ -277,6 +277,12 @@ class Elman(FlatParams):
         grad_fn(cache, dY, out=self._check_grad(grad))
         return phi
 
+    def loss_only(self, batch: SeqBatch) -> float:
+        """Φ over the batch without its gradient: one batch of a forward (line-search)
+        epoch (§2.2); :func:`phi` is the sum of these."""
+        Y, _ = self.forward(batch.X)
+        return loss_and_dy(self, Y, batch, self.loss)[0]
+
     def predict(self, batch: SeqBatch) -> np.ndarray:
         """Outputs (L, S, n_out) of the batch's sequences, zero at padded steps."""
         Y, _ = self.forward(batch.X)

@@ -7,13 +7,20 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
 :class:`engine.data.SeqData`):
 
 - ``random``: each worker draws its local epoch of ``batch`` items with its own
-  stream (Dahl et al. 2008, §4: pattern-parallel training's random local epochs);
+  stream (Dahl et al. 2008, §4: pattern-parallel training's random local epochs):
+  without replacement when batch < n, the whole set in order when batch = n, with
+  replacement when batch > n; ``rounds`` local epochs per epoch (drawn lazily);
 - ``shares``: each epoch the shared data-order stream permutes the items, cut
   into bunches of ``batch``; worker p takes the p-th contiguous share of each
   bunch (Färber 1997, §2.2);
 - ``buckets``: each epoch :func:`engine.schedule.epoch_batches` cuts the items into
   bucketed batches of ``batch`` (shortest bucket first, Khomenko et al. 2016,
-  §III); worker p takes every P-th sequence of a batch, padded to the bucket bound;
+  §III); worker p takes every P-th sequence of a batch, padded to the bucket bound.
+  Its options are epoch_batches': ``bucketing`` (optimal | quantile | equal_width |
+  megabatch | random), ``n_buckets``, ``order``, ``shuffle_within``, ``pad_to``; the
+  bounds come from the items being batched (``bounds_from="items"``: a worker's
+  portion under ``params``) or once from the whole data set (``"all"``: §III.B step 2
+  builds the Q models before the data is split);
 - ``longest_first``: the whole sequences are dealt to the workers once, longest
   first (McCann & Kalman 1994, §2.2); every step covers the whole set.
 
@@ -29,23 +36,38 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
   permutation (split as above within the portion), then the parameters are
   averaged with eq. (3) of Khomenko et al., V(e) = v̄(e) − β·V(e−1).
 
+With ``beta`` ≠ 0 the per-step combines apply the same eq. (3) decay at each
+epoch end, V(e) = v(e) − β·V(e−1), to the replica every worker shares (Khomenko
+et al.'s gradient-allreduce comparison). ``round_every`` says what one round (one
+row of the log) of a per-step combine is: each ``step``, or the whole ``epoch``
+(its steps' summed losses then make one value of the curve; the paper times epochs).
+
 **Which optimizer**: ``sgd`` (with momentum; the step divides the summed gradient
 by the count when ``reduce="mean"``, not when ``"sum"``, Quicknet's bunch mode),
 ``adadelta``, or ``cg`` (conjugate gradients on the full-batch gradient, so only
-with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``).
+with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``;
+replicated or run by a master, :mod:`engine.parallel.cg`).
 
 Serial training is the same strategy with one worker.
+
+**What a paper adds** (:class:`Hooks`): a stopping rule, its own loss and
+gradient (a data feed, an error estimate), extra values that travel with each
+step's message, an evaluation after each epoch: components that the one loop
+of :func:`dp_worker` calls, never a second copy of it.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from engine.data import Patterns, SeqData, Sequences
-from engine.optim import SGD, Adadelta, ConjugateGradient
+from engine.data import Patterns
+from engine.optim import SGD, Adadelta
 from engine.parallel import driver
-from engine.schedule import epoch_batches, longest_first
+from engine.parallel.cg import EVALUATIONS, run_cg
+from engine.parallel.items import _Portion, lengths, n_items, share, take  # noqa: F401 (re-exported)
+from engine.schedule import BUCKETINGS, epoch_batches, longest_first
 
 SPLITS = ("random", "shares", "buckets", "longest_first")
 COMBINES = ("gradients", "updates", "params")
@@ -62,9 +84,25 @@ class DataParallel:
     epochs: int = 1  # passes; for ``random``, rounds = epochs·⌈n / (P·batch)⌉
     lr: float = 0.1
     momentum: float = 0.0
-    beta: float = 0.0  # eq. (3) of Khomenko et al. 2016 (params only)
+    beta: float = 0.0  # eq. (3) of Khomenko et al. 2016 (per-step combines: at epoch end if ≠ 0)
     n_buckets: int = 3
     cg_iterations: int = 3
+    rounds: int = 0  # random: local epochs per epoch (0: ⌈n / (P·batch)⌉)
+    own_key: int = 2  # each worker's own stream is driver.stream(seed, own_key, rank)
+    rho: float = 0.95  # ADADELTA's ρ and ε (Lasagne's defaults)
+    eps: float = 1e-6
+    bucketing: str = "optimal"  # split="buckets": epoch_batches' method
+    order: str = "short_first"  # ... its batch order (§IV.A) or "random"
+    shuffle_within: bool = True
+    pad_to: str = "bucket"  # ... or "batch"
+    bounds_from: str = "items"  # ... or "all": the bounds once from the whole data set
+    round_every: str = "step"  # one round per step, or per "epoch" (per-step combines)
+    cg_options: tuple = ()  # ((name, value), ...): keywords of engine.optim.ConjugateGradient
+    master: bool = False  # CG: rank 0 runs it and broadcasts [kind, weights] per evaluation
+    grad_workers: int = 0  # CG: ranks that evaluate Φ and ∇Φ, longest-first over them (0: all)
+    loss_workers: int = 0  # CG: ranks that evaluate Φ alone (the line search; 0: all)
+    chunk: int = 0  # CG: items per batch of a worker's share (0: the share is one batch)
+    probe: tuple = ()  # CG timing run: evaluations ("grad" | "loss") at the initial weights
 
     @property
     def every(self) -> str:
@@ -76,6 +114,11 @@ class DataParallel:
             return f"unknown split/combine/optimizer {self.split}/{self.combine}/{self.optimizer}"
         if self.reduce not in ("sum", "mean"):
             return f"reduce must be sum or mean, got {self.reduce!r}"
+        if self.bounds_from not in ("items", "all") or self.round_every not in ("step", "epoch"):
+            return (f"bounds_from must be items or all, round_every step or epoch: "
+                    f"{self.bounds_from}, {self.round_every}")
+        if self.bucketing not in BUCKETINGS and self.bucketing not in ("random", "megabatch"):
+            return f"unknown bucketing {self.bucketing!r}"
         if self.split == "buckets" and isinstance(data, Patterns):
             return "buckets group sequences of similar length; these are independent patterns"
         if self.optimizer == "cg":
@@ -83,73 +126,131 @@ class DataParallel:
                 return "CG needs the full-batch gradient: combine gradients of a whole-set split"
             if self.split == "shares" and self.batch < n_items(data):
                 return "CG needs the full-batch gradient: a bunch must hold the whole set"
+        if self.optimizer != "cg" and (self.master or self.grad_workers or self.loss_workers
+                                       or self.chunk or self.probe or self.cg_options):
+            return "master, grad/loss workers, chunk, probe and cg_options are options of CG"
+        if (self.grad_workers or self.loss_workers) and self.split != "longest_first":
+            return "separate grad/loss worker counts deal the items longest-first"
+        if any(k not in EVALUATIONS for k in self.probe):
+            return f"probe evaluations are {tuple(EVALUATIONS)}, got {self.probe}"
         if self.combine == "updates" and self.optimizer != "sgd":
             return "combining updates is defined for SGD updates (−η·g/count)"
         return None
 
 
-class _Portion:
-    """A worker's portion of the items, indexed 0..len−1, for :func:`local_steps`."""
+class Hooks:
+    """What a configuration adds to the data-parallel loop, without a second copy of it.
 
-    def __init__(self, data, portion):
-        self.data, self.portion = data, portion
-        self.n_patterns = len(portion)
-        self.lengths = None if isinstance(data, Patterns) else data.lengths[portion]
+    :func:`dp_worker` calls these on its own shallow copy of the object (one per
+    worker: the emulated backend runs every worker in one process), so
+    :meth:`start` may keep per-worker state on ``self``. It looks up once, before
+    its loop, which methods a subclass overrides: a hook left out costs nothing
+    per step. ``extra`` values of each worker's step message follow its loss and
+    count, or, with ``loss_count = False`` (``updates`` only), follow the update
+    directly: the message is then the update and the extras alone (Dahl et al.
+    2008, §4.1: the error estimate piggybacks as the last element), and the curve
+    is the hook's to report (:meth:`result`). Under ``params`` the extras of an
+    epoch's local steps are summed and travel after the loss. ``cg`` runs call
+    :meth:`start`, :meth:`end_epoch` and :meth:`result` only.
+    """
+
+    extra = 0  # values appended to each worker's step message and combined with it
+    loss_count = True  # whether a step message carries the summed loss and item count
+    nbytes = None  # bytes of a step's round as the paper's machine moves them (None: as sent)
+
+    def start(self, comm, rep) -> None:
+        """Set-up before the clock starts."""
+
+    def steps(self, comm, rep, epoch: int):
+        """Epoch ``epoch``'s steps (0, 1, ...) [(this worker's items, pad length)] in place
+        of the split's (per-step combines); may end rounds of its own between steps
+        (e.g. the data sent before them)."""
+        raise NotImplementedError
+
+    def grad(self, comm, rep, idx, pad_len, out) -> float:
+        """Σ loss over the items ``idx``, Σ gradient into ``rep.g``; this step's extra
+        values into ``out`` (extra,). The default is the replica's own gradient."""
+        return rep.grad(idx, pad_len)
+
+    def after_step(self, comm, rep, extras) -> bool:
+        """After the combined step is applied (inside the round): ``extras`` are the
+        combined extra values, (P, extra) in rank order for ``updates`` (allgathered),
+        (extra,) summed for ``gradients``. True stops training (after this epoch's
+        :meth:`end_epoch`)."""
+        return False
+
+    def end_epoch(self, comm, rep, epoch: int) -> bool:
+        """After epoch ``epoch`` (0, 1, ...), inside ``comm.clock.untimed()``. True stops."""
+        return False
+
+    def result(self, comm, rep) -> dict:
+        """Merged into the worker's result dict (after the loop)."""
+        return {}
 
 
-# ---- the items of any container ----------------------------------------------------------
-def lengths(data) -> np.ndarray:
-    """Steps per item: a pattern is one step."""
-    return np.ones(data.n_patterns, dtype=np.int64) if isinstance(data, Patterns) else data.lengths
+def _overrides(hooks, name: str) -> bool:
+    return hooks is not None and getattr(type(hooks), name) is not getattr(Hooks, name)
 
 
-def n_items(data) -> int:
-    return data.n_patterns if isinstance(data, (Patterns, _Portion)) else len(data.lengths)
+# ---- the steps of an epoch --------------------------------------------------------------
+def random_steps(n: int, m: int, rounds: int, rng):
+    """``rounds`` local epochs of m of the n items, drawn lazily from ``rng`` (Dahl et
+    al. 2008, §4): m < n without replacement, m > n with replacement, m = n every
+    item in order (no draw)."""
+    every = np.arange(n)  # (n,)
+    for _ in range(rounds):
+        if m < n:
+            yield rng.choice(n, m, replace=False), None  # (m,)
+        else:
+            yield (rng.integers(0, n, m) if m > n else every), None
 
 
-def take(data, idx, pad_len: int | None = None):
-    """The batch of items ``idx`` (padded to ``pad_len`` steps for sequences)."""
-    if isinstance(data, Patterns):
-        return data.take(idx)
-    if isinstance(data, Sequences):
-        return data.batch(idx, length=pad_len)
-    if isinstance(data, SeqData):
-        return data.batch(idx, pad_len)
-    raise TypeError(f"no items in {type(data).__name__}")
+def bucket_bounds(cfg: DataParallel, data):
+    """The bucket bounds computed once from all of ``data`` (``bounds_from="all"``), else
+    None (epoch_batches computes them from the items it batches)."""
+    if cfg.split != "buckets" or cfg.bounds_from != "all" or cfg.bucketing not in BUCKETINGS:
+        return None
+    return BUCKETINGS[cfg.bucketing](data.lengths, cfg.n_buckets)
 
 
-def share(b: int, P: int, p: int) -> slice:
-    """Worker p's contiguous share of a bunch of b items (the first b % P get one more)."""
-    q, r = divmod(b, P)
-    lo = p * q + min(p, r)
-    return slice(lo, lo + q + (p < r))
-
-
-def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rng, lpt=None):
-    """One epoch of this worker: [(its items, pad length)], one entry per step."""
+def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rng, lpt=None,
+                bounds=None):
+    """One epoch of this worker: (its items, pad length) per step; a list, or with
+    ``rounds`` set a generator (:func:`random_steps`): a long epoch that a stopping
+    rule may end early draws as it goes. (Drawing up front keeps the rng warm: about
+    2 µs a step less for 8-100-1 parity, so the default epoch does.)"""
     n = n_items(data)
     if cfg.split == "random":
-        rounds = -(-n // (P * cfg.batch))
-        m = min(cfg.batch, n)
-        return [(own_rng.choice(n, m, replace=False), None) for _ in range(rounds)]
+        steps = random_steps(n, cfg.batch, cfg.rounds or -(-n // (P * cfg.batch)), own_rng)
+        return steps if cfg.rounds else list(steps)
     if cfg.split == "longest_first":
         return [(np.flatnonzero(lpt == rank), None)]
     if cfg.split == "shares":
         perm = order_rng.permutation(n)
         return [(perm[s:s + cfg.batch][share(len(perm[s:s + cfg.batch]), P, rank)], None)
                 for s in range(0, n, cfg.batch)]
-    bts = epoch_batches(data.lengths, cfg.batch, order_rng, n_buckets=cfg.n_buckets)
+    bts = epoch_batches(data.lengths, cfg.batch, order_rng, method=cfg.bucketing,
+                        n_buckets=cfg.n_buckets, bounds=bounds, order=cfg.order,
+                        shuffle_within=cfg.shuffle_within, pad_to=cfg.pad_to)
     return [(bt.idx[rank::P], bt.pad_len) for bt in bts]
 
 
 # ---- one worker -----------------------------------------------------------------------------
 class _Replica:
-    def __init__(self, net, data, cfg: DataParallel):
+    def __init__(self, net, data, cfg: DataParallel, hooks: Hooks | None = None):
         self.net, self.data, self.cfg = net, data, cfg
         n = net.n_params
-        self.g = np.empty(n)  # (n_params,) gradient sum of this worker's items
-        self.buf = np.empty(n + 2)  # (n_params + 2,): gradient or params, loss, count
-        self.opt = (Adadelta(n, lr=cfg.lr) if cfg.optimizer == "adadelta"
+        self.loss_count = hooks is None or hooks.loss_count
+        k = n + 2 * self.loss_count  # where the extra values start
+        extra = 0 if hooks is None else hooks.extra
+        self.buf = np.empty(max(n + 2, k + extra))  # gradient or params, [loss, count], extras
+        self.msg = self.buf[:k + extra]  # a step's message
+        self.extras = self.buf[k:k + extra]  # (extra,) this worker's extra values
+        # (n_params,) gradient sum of this worker's items; combining gradients it is born
+        # in the message (no copy per step)
+        self.g = self.buf[:n] if cfg.combine == "gradients" else np.empty(n)
+        self.u = np.empty(n)  # (n_params,) combined update
+        self.opt = (Adadelta(n, lr=cfg.lr, rho=cfg.rho, eps=cfg.eps) if cfg.optimizer == "adadelta"
                     else SGD(n, lr=cfg.lr, momentum=cfg.momentum))
 
     def grad(self, idx, pad_len) -> float:
@@ -164,101 +265,142 @@ class _Replica:
         self.opt.step(self.net.params, g, c)
 
 
-def _sync_step(comm, rep: _Replica, idx, pad_len, recv) -> float:
-    """One step of ``gradients`` or ``updates``; returns the summed loss over workers."""
-    cfg, n = rep.cfg, rep.net.n_params
-    loss = rep.grad(idx, pad_len)
+def _sync_step(comm, rep: _Replica, idx, pad_len, recv, grad) -> float:
+    """One step of ``gradients`` or ``updates``; returns the summed loss over workers
+    (this worker's loss when the message carries none). ``grad``: the replica's or
+    the hooks' (which also writes the extra values)."""
+    cfg, n, msg = rep.cfg, rep.net.n_params, rep.msg
+    loss = grad(idx, pad_len)
     if cfg.combine == "gradients":
-        rep.buf[:n], rep.buf[n], rep.buf[n + 1] = rep.g, loss, len(idx)
-        comm.allreduce(rep.buf, out=rep.buf)
-        rep.step(rep.buf[:n], rep.buf[n + 1])
-        return float(rep.buf[n])
+        msg[n], msg[n + 1] = loss, len(idx)  # msg[:n] is rep.g
+        comm.allreduce(msg, out=msg)
+        rep.step(msg[:n], msg[n + 1])
+        return float(msg[n])
     count = max(len(idx), 1) * (comm.size if cfg.reduce == "mean" else 1)
-    rep.opt.direction(rep.g, count, out=rep.buf[:n])
-    rep.buf[n], rep.buf[n + 1] = loss, len(idx)
-    comm.allgather(rep.buf, recv)  # (P, n_params + 2)
-    rep.opt.apply(rep.net.params, recv[:, :n].sum(axis=0))  # rank order
-    return float(recv[:, n].sum())
+    rep.opt.direction(rep.g, count, out=msg[:n])
+    if rep.loss_count:
+        msg[n], msg[n + 1] = loss, len(idx)
+    comm.allgather(msg, recv)  # (P, message)
+    rep.opt.apply(rep.net.params, np.add.reduce(recv[:, :n], axis=0, out=rep.u))  # rank order
+    return float(recv[:, n].sum()) if rep.loss_count else loss
 
 
-def _cg(comm, rep: _Replica, idx) -> list:
-    """Conjugate gradients on the full-batch loss; every Φ and ∇Φ is an allreduce."""
-    net, n = rep.net, rep.net.n_params
-    batch = take(rep.data, idx) if len(idx) else None
-    one = np.empty(1)
-
-    def phi(x):
-        net.params[:] = x
-        one[0] = net.loss_and_grad(batch, rep.g) if batch is not None else 0.0
-        return float(comm.allreduce(one)[0])
-
-    def phi_grad(x):
-        net.params[:] = x
-        loss = rep.grad(idx, None)
-        rep.buf[:n], rep.buf[n] = rep.g, loss
-        comm.allreduce(rep.buf[:n + 1], out=rep.buf[:n + 1])
-        return float(rep.buf[n]), rep.buf[:n].copy()
-
-    curve = []
-    cg = ConjugateGradient(n)
-    x = net.params.copy()
-    cg.minimize(x, phi, phi_grad, iterations=rep.cfg.cg_iterations,
-                callback=lambda _x, value: (curve.append(value), comm.clock.end_round()))
-    net.params[:] = x
-    return curve
-
-
-def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int) -> dict:
+def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hooks | None = None,
+              init_key: tuple = (0,)) -> dict:
     """SPMD body of every data-parallel strategy: the same code on any communicator.
 
     ``make_net(rng)`` builds the network and initialises it from ``rng``, the
-    stream shared by all workers (so every replica starts equal).
+    stream ``init_key`` shared by all workers (so every replica starts equal; a
+    configuration that keeps its paper's stream names its key). ``hooks``: what
+    the configuration adds (:class:`Hooks`; this worker works on a copy of it).
+    Under CG the result adds ``kinds`` (every evaluation's kind, 1 gradient, 2 loss
+    alone) and, where CG ran (every rank, or rank 0 under ``master``), its
+    ``history`` and ``restarts``.
     """
     P, r = comm.size, comm.rank
-    net = make_net(driver.stream(seed, 0))
-    order_rng, own_rng = driver.stream(seed, 1), driver.stream(seed, 2, r)
-    rep = _Replica(net, data, cfg)
-    n = net.n_params
-    recv = np.empty((P, n + 2))  # (P, n_params + 2)
+    net = make_net(driver.stream(seed, *init_key))
+    order_rng, own_rng = driver.stream(seed, 1), driver.stream(seed, cfg.own_key, r)
+    if hooks is not None:
+        if not hooks.loss_count and cfg.combine != "updates":
+            raise ValueError("only combined updates can leave the loss and count out")
+        hooks = copy.copy(hooks)
+    rep = _Replica(net, data, cfg, hooks)
+    n, extra = net.n_params, rep.extras.size
+    recv = np.empty((P, rep.msg.size))  # (P, message)
+    combined = recv[:, -extra:] if cfg.combine == "updates" else rep.extras  # the extras, combined
     lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
+    bounds = bucket_bounds(cfg, data)
     V_prev = net.params.copy()  # V(e−1) of eq. (3)
-    curve = []
+    curve, cg_info = [], {}
+    # which hooks act, decided once: one left out costs nothing per step
+    own_steps, end_epoch = _overrides(hooks, "steps"), _overrides(hooks, "end_epoch")
+    after = hooks.after_step if _overrides(hooks, "after_step") else None
+    nbytes = None
+    # (extra,) a step's extra values: in the message for the per-step combines; summed
+    # over the epoch's local steps into ``ex`` under params
+    out = rep.extras if cfg.combine != "params" else np.zeros(extra)
+    out[:] = 0.0
+    ex = np.zeros(extra)  # (extra,)
+    grad = rep.grad
+    if _overrides(hooks, "grad"):
+        grad = lambda idx, pad_len: hooks.grad(comm, rep, idx, pad_len, out)  # noqa: E731
+    if hooks is not None:
+        hooks.start(comm, rep)
     comm.start_clock()
-    for _ in range(cfg.epochs):
+    stop = False
+    for e in range(cfg.epochs):
         if cfg.optimizer == "cg":
-            curve += _cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
-                                                own_rng=own_rng, lpt=lpt)[0][0])
-            continue
-        if cfg.combine != "params":
-            for idx, pad_len in local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
-                                            own_rng=own_rng, lpt=lpt):
-                curve.append(_sync_step(comm, rep, idx, pad_len, recv))
+            c, cg_info = run_cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
+                                                       own_rng=own_rng, lpt=lpt)[0][0])
+            curve += c
+        elif cfg.combine != "params":
+            steps = (hooks.steps(comm, rep, e) if own_steps else
+                     local_steps(cfg, data, P=P, rank=r, order_rng=order_rng, own_rng=own_rng,
+                                 lpt=lpt, bounds=bounds))
+            tot = 0.0
+            for idx, pad_len in steps:
+                loss = _sync_step(comm, rep, idx, pad_len, recv, grad)
+                stop = after is not None and after(comm, rep, combined)
+                if cfg.round_every == "step":
+                    curve.append(loss)
+                    if hooks is not None:
+                        nbytes = hooks.nbytes
+                    comm.clock.end_round(nbytes=nbytes)
+                else:  # one round per epoch: the losses summed in step order
+                    tot += loss
+                if stop:
+                    break
+            if cfg.beta != 0.0:  # eq. (3) on the shared replica
+                np.subtract(net.params, cfg.beta * V_prev, out=net.params)
+                V_prev[:] = net.params
+            if cfg.round_every == "epoch":
+                curve.append(tot)
                 comm.clock.end_round()
-            continue
-        portion = order_rng.permutation(n_items(data))[r::P]  # one portion per worker
-        loss = 0.0
-        for idx, pad_len in local_steps(cfg, _Portion(data, portion), P=1, rank=0,
-                                        order_rng=own_rng, own_rng=own_rng, lpt=None):
-            loss += rep.grad(portion[idx], pad_len)
-            rep.step(rep.g, len(idx))
-        rep.buf[:n], rep.buf[n] = net.params, loss
-        comm.allreduce(rep.buf[:n + 1], out=rep.buf[:n + 1])
-        np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # eq. (3)
-        V_prev[:] = net.params
-        curve.append(float(rep.buf[n]))
-        comm.clock.end_round()
-    return {"curve": np.asarray(curve), "params": net.params.copy()}
+        else:
+            portion = order_rng.permutation(n_items(data))[r::P]  # one portion per worker
+            loss = 0.0
+            ex[:] = 0.0
+            for idx, pad_len in local_steps(cfg, _Portion(data, portion), P=1, rank=0,
+                                            order_rng=own_rng, own_rng=own_rng, lpt=None,
+                                            bounds=bounds):
+                loss += grad(portion[idx], pad_len)
+                rep.step(rep.g, len(idx))
+                if extra:
+                    ex += out
+            m = n + 1 + extra  # params, loss, the hooks' extra values
+            rep.buf[:n], rep.buf[n], rep.buf[n + 1:m] = net.params, loss, ex
+            comm.allreduce(rep.buf[:m], out=rep.buf[:m])
+            np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # eq. (3)
+            V_prev[:] = net.params
+            curve.append(float(rep.buf[n]))
+            comm.clock.end_round()
+        if end_epoch:
+            with comm.clock.untimed():
+                stop = bool(hooks.end_epoch(comm, rep, e)) or stop
+        if stop:
+            break
+    res = {"curve": np.asarray(curve), "params": net.params.copy(), **cg_info}
+    if hooks is not None:
+        res.update(hooks.result(comm, rep))
+    return res
+
+
+def message_size(n_params: int, hooks: Hooks | None = None) -> int:
+    """Values in a step message: the payload, [loss, count], the hooks' extras."""
+    return n_params + 2 if hooks is None else max(n_params + 2, n_params + 2 * hooks.loss_count
+                                                  + hooks.extra)
 
 
 def train_data_parallel(make_net, data, *, cfg: DataParallel, seed: int, workers: int,
-                        backend: str = "inprocess", comm=None, profile=None):
+                        backend: str = "inprocess", comm=None, profile=None,
+                        hooks: Hooks | None = None):
     """Run :func:`dp_worker` on ``workers`` workers of any backend; the RunRecord."""
     why = cfg.problem(data)
     if why:
         raise ValueError(why)
     res = driver.run(dp_worker, workers=workers, backend=backend, comm=comm, profile=profile,
-                     max_elems=make_net(driver.stream(seed, 0)).n_params + 2,
-                     make_net=make_net, data=data, cfg=cfg, seed=seed)
+                     max_elems=message_size(make_net(driver.stream(seed, 0)).n_params, hooks),
+                     make_net=make_net, data=data, cfg=cfg, seed=seed, hooks=hooks)
     if res is None:
         return None
     r0 = res[0]

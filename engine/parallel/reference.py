@@ -12,7 +12,8 @@ same items).
   (``reduce="sum"``), −η·g_union/(P·m) for ``"mean"``; momentum on the sum;
 - ``cg``: conjugate gradients on the whole set's loss and gradient;
 - ``params``: P replicas trained one after another on their portions, then
-  averaged with eq. (3) (the one case that needs P replicas).
+  averaged with eq. (3) (the one case that needs P replicas); with ``beta`` ≠ 0 the
+  per-step combines apply eq. (3)'s decay to the one replica at each epoch end.
 """
 from __future__ import annotations
 
@@ -20,12 +21,12 @@ import numpy as np
 
 from engine.optim import SGD, Adadelta, ConjugateGradient
 from engine.parallel import driver
-from engine.parallel.data_parallel import (DataParallel, _Portion, lengths, local_steps, n_items,
-                                           take)
+from engine.parallel.data_parallel import (DataParallel, _Portion, bucket_bounds, lengths,
+                                           local_steps, n_items, take)
 
 
 def _optimizer(cfg: DataParallel, n: int):
-    return Adadelta(n, lr=cfg.lr) if cfg.optimizer == "adadelta" else SGD(n, lr=cfg.lr,
+    return Adadelta(n, lr=cfg.lr, rho=cfg.rho, eps=cfg.eps) if cfg.optimizer == "adadelta" else SGD(n, lr=cfg.lr,
                                                                           momentum=cfg.momentum)
 
 
@@ -33,7 +34,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
     """The final parameters of ``cfg`` run by ``workers`` workers, computed serially."""
     P = workers
     orders = [driver.stream(seed, 1) for _ in range(P)]  # each worker's copy of the shared stream
-    own = [driver.stream(seed, 2, p) for p in range(P)]
+    own = [driver.stream(seed, cfg.own_key, p) for p in range(P)]
     nets = [make_net(driver.stream(seed, 0)) for _ in range(P if cfg.combine == "params" else 1)]
     net, n = nets[0], nets[0].n_params
     g = np.empty(n)  # (n_params,)
@@ -44,6 +45,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
 
         lpt = longest_first(lengths(data), P)
     V_prev = net.params.copy()
+    bounds = bucket_bounds(cfg, data)
     for _ in range(cfg.epochs):
         if cfg.optimizer == "cg":
             batch = take(data, np.arange(n_items(data)))
@@ -57,13 +59,14 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 return net.loss_and_grad(batch, g), g.copy()
 
             x = net.params.copy()
-            ConjugateGradient(n).minimize(x, phi, phi_grad, iterations=cfg.cg_iterations)
+            ConjugateGradient(n, **dict(cfg.cg_options)).minimize(x, phi, phi_grad,
+                                                                  iterations=cfg.cg_iterations)
             net.params[:] = x
             continue
         if cfg.combine != "params":
             # every worker's steps of this epoch, drawn as the workers draw them
-            per = [local_steps(cfg, data, P=P, rank=p, order_rng=orders[p],
-                               own_rng=own[p], lpt=lpt) for p in range(P)]
+            per = [list(local_steps(cfg, data, P=P, rank=p, order_rng=orders[p],
+                                    own_rng=own[p], lpt=lpt, bounds=bounds)) for p in range(P)]
             for s in range(len(per[0])):
                 idx = np.concatenate([per[p][s][0] for p in range(P)])
                 pad = per[0][s][1]
@@ -74,13 +77,16 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 else:  # updates: P local epochs of equal size m
                     m = len(per[0][s][0])
                     opts[0].step(net.params, g, m * (P if cfg.reduce == "mean" else 1))
+            if cfg.beta != 0.0:  # eq. (3) at epoch end
+                net.params[:] = net.params - cfg.beta * V_prev
+                V_prev[:] = net.params
             continue
         perm = orders[0].permutation(n_items(data))
         acc = np.zeros(n)
         for p in range(P):
             portion = perm[p::P]
             for idx, pad in local_steps(cfg, _Portion(data, portion), P=1, rank=0,
-                                        order_rng=own[p], own_rng=own[p]):
+                                        order_rng=own[p], own_rng=own[p], bounds=bounds):
                 nets[p].loss_and_grad(take(data, portion[idx], pad), g)
                 c = max(len(idx), 1) if cfg.reduce == "mean" else 1
                 opts[p].step(nets[p].params, g, c)

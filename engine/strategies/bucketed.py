@@ -20,16 +20,20 @@ Two data-parallel schemes, both SPMD over any :class:`Communicator`:
 The bucket bounds are computed once from the whole training set (step 2
 builds the Q models before the data is split) with ``method``.
 
-Both run as one SPMD worker (:func:`seq_worker`) on every backend of
-:func:`engine.parallel.driver.run`; an **emulated** run (more workers than
-cores) is that worker on the emulated backend: each worker's compute is timed
-between its allreduces and every allreduce is charged by a
-:class:`engine.perfmodel.MachineProfile`, and numerically it is the same run as
-the SPMD one with the same seed.
+Both are configurations of the data-parallel family (:func:`dp_config`): they run
+as :func:`engine.parallel.data_parallel.dp_worker` on every backend of
+:func:`engine.parallel.driver.run`, with the paper's measurements (validation
+before training and after each epoch, padded cells) as the :class:`Validation`
+component. An **emulated** run (more workers than cores) is that worker on the
+emulated backend: each worker's compute is timed between its allreduces and
+every allreduce is charged by a :class:`engine.perfmodel.MachineProfile`, and
+numerically it is the same run as the SPMD one with the same seed.
+:class:`SeqWorker` is one serial replica for timing single epochs (Fig. 4).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import numpy as np
 
@@ -39,6 +43,7 @@ from engine.losses import ctc_loss_and_grad
 from engine.nets.lstm import LSTM
 from engine.optim import Adadelta
 from engine.parallel import driver
+from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker
 from engine.schedule import BUCKETINGS, Batch, epoch_batches
 from engine.timing import RunRecord
 
@@ -76,7 +81,9 @@ def streams(seed: int, rank: int):
 
 
 class SeqWorker:
-    """One worker's replica of the LSTM, its ADADELTA state and its streams."""
+    """One serial replica of the LSTM, its ADADELTA state and its streams: the single
+    epochs Fig. 4 times (reproduce/paper2, benchmarks); training runs are
+    :func:`train_bucketed`."""
 
     def __init__(self, data: SeqData, n_out: int, *, cfg: SeqConfig, seed: int, rank: int = 0,
                  size: int = 1):
@@ -85,16 +92,11 @@ class SeqWorker:
         self.net = LSTM(data.n_in, cfg.n_hidden, n_out)
         self.net.init(init_rng, scale=cfg.init_scale)  # identical on every worker
         self.opt = Adadelta(self.net.n_params, lr=cfg.lr, rho=cfg.rho, eps=cfg.eps)
-        self.V_prev = self.net.params.copy()  # V(e−1) of eq. (3)
         self.g = np.empty(self.net.n_params)  # (n_params,)
 
     def grad(self, idx, pad_len: int | None = None) -> tuple[float, np.ndarray]:
         """(Σ CTC loss, Σ gradient) over the sequences ``idx`` padded to ``pad_len``."""
-        x, mask, tgt = self.data.batch(idx, pad_len)
-        y, cache = self.net.forward(x, mask)
-        loss, dy = ctc_loss_and_grad(y, tgt)
-        self.net.backward(dy, cache, out=self.g)
-        return float(loss.sum()), self.g
+        return self.net.loss_and_grad(self.data.batch(idx, pad_len), self.g), self.g
 
     def schedule(self, train_idx: np.ndarray, bounds, *, batch_size: int, rng) -> list[Batch]:
         c = self.cfg
@@ -113,85 +115,100 @@ class SeqWorker:
             cells += bt.idx.size * bt.pad_len
         return tot, cells
 
-    def decay(self, mean_params: np.ndarray) -> None:
-        """Eq. (3): V(e) = v̄(e) − β·V(e−1)."""
-        p = self.net.params
-        np.subtract(mean_params, self.cfg.beta * self.V_prev, out=p)
-        self.V_prev[:] = p
 
-    def evaluate(self, idx: np.ndarray, *, batch_size: int = 32) -> np.ndarray:
-        """[Σ CTC loss, sequences, Σ edit distance (best path), Σ reference chars] over ``idx``."""
-        out = np.zeros(4)
-        idx = np.asarray(idx)
-        for s in range(0, idx.size, batch_size):
-            part = idx[np.argsort(self.data.lengths[idx])][s:s + batch_size]  # similar lengths
-            x, mask, tgt = self.data.batch(part)
-            y, _ = self.net.forward(x, mask)
-            loss, _ = ctc_loss_and_grad(y, tgt, need_grad=False)
-            out[0] += loss.sum()
-            out[1] += part.size
-            for h, i in zip(best_path(y, tgt.input_lengths), part):
-                out[2] += edit_distance(h, self.data.labels[i])
-                out[3] += len(self.data.labels[i])
-        return out
+def evaluate(net: LSTM, data: SeqData, idx, *, batch_size: int = 32) -> np.ndarray:
+    """[Σ CTC loss, sequences, Σ edit distance (best path), Σ reference chars] of ``net``
+    over the sequences ``idx`` of ``data``."""
+    out = np.zeros(4)
+    idx = np.asarray(idx)
+    for s in range(0, idx.size, batch_size):
+        part = idx[np.argsort(data.lengths[idx])][s:s + batch_size]  # similar lengths
+        x, mask, tgt = data.batch(part)
+        y, _ = net.forward(x, mask)
+        loss, _ = ctc_loss_and_grad(y, tgt, need_grad=False)
+        out[0] += loss.sum()
+        out[1] += part.size
+        for h, i in zip(best_path(y, tgt.input_lengths), part):
+            out[2] += edit_distance(h, data.labels[i])
+            out[3] += len(data.labels[i])
+    return out
 
 
-def _bounds(data: SeqData, train_idx, cfg: SeqConfig):
-    if cfg.method not in BUCKETINGS:
-        return None
-    return BUCKETINGS[cfg.method](data.lengths[train_idx], cfg.n_buckets)
+# ---- the paper's configuration of the data-parallel family ---------------------------------
+def dp_config(cfg: SeqConfig, workers: int) -> DataParallel:
+    """``cfg`` as a :class:`DataParallel`: bucketed batches with bounds from the whole
+    training set (§III.B step 2) and ADADELTA; ``average`` combines the parameters with
+    eq. (3) each epoch (each worker's batches of k), ``allreduce`` the gradients of global
+    batches of P·k with the same decay at epoch end, one round per epoch."""
+    avg = cfg.scheme == "average"
+    return DataParallel(
+        split="buckets", combine="params" if avg else "gradients", reduce="mean",
+        optimizer="adadelta", batch=cfg.batch_size * (1 if avg else workers), epochs=cfg.epochs,
+        lr=cfg.lr, rho=cfg.rho, eps=cfg.eps, beta=cfg.beta, n_buckets=cfg.n_buckets,
+        bucketing=cfg.method, order=cfg.order, shuffle_within=cfg.shuffle_within,
+        pad_to=cfg.pad_to, bounds_from="all", round_every="epoch")
 
 
-def seq_worker(comm, *, data: SeqData, n_out: int, train_idx, val_idx, cfg: SeqConfig,
-               seed: int) -> dict:
-    """SPMD body of both schemes: the same code on every rank of any communicator, one
-    round per epoch. The validation after each epoch (each rank evaluates every P-th
-    validation sequence, the sums are allreduced) is not training: it is untimed."""
-    P, r = comm.size, comm.rank
-    w = SeqWorker(data, n_out, cfg=cfg, seed=seed, rank=r, size=P)
-    train_idx = np.asarray(train_idx)
-    my_val = np.asarray(val_idx)[r::P]
-    bounds = _bounds(data, train_idx, cfg)
-    evals = np.zeros((cfg.epochs, 5))  # (epochs, [train loss sum, val loss, n, edits, chars])
-    cells = np.zeros(cfg.epochs)
-    n_par = w.net.n_params
-    buf = np.empty(n_par + 2)  # (n_params + 2,): gradient or params, then loss and count
-    ev0 = comm.allreduce(w.evaluate(my_val))  # before training (the clock is not running)
-    comm.start_clock()
-    for e in range(cfg.epochs):
-        if cfg.scheme == "average":
-            perm = w.order_rng.permutation(train_idx)
-            portion = perm[r::P]  # step 3: one portion per worker
-            batches = w.schedule(portion, bounds, batch_size=cfg.batch_size, rng=w.rng)
-            loss, cells[e] = w.train_portion(batches)
-            buf[:n_par] = w.net.params
-            buf[n_par], buf[n_par + 1] = loss, 0.0
-            comm.allreduce(buf, out=buf)
-            buf[:n_par] /= P
-            w.decay(buf[:n_par])
-            evals[e, 0] = buf[n_par]
-        else:
-            batches = w.schedule(train_idx, bounds, batch_size=cfg.batch_size * P, rng=w.order_rng)
-            tot = 0.0
-            for bt in batches:
-                mine = bt.idx[r::P]
-                if mine.size:
-                    loss, g = w.grad(mine, bt.pad_len)
-                    buf[:n_par] = g
-                    cells[e] += mine.size * bt.pad_len
-                else:
-                    loss, buf[:n_par] = 0.0, 0.0
-                buf[n_par], buf[n_par + 1] = loss, mine.size
-                comm.allreduce(buf, out=buf)
-                w.opt.step(w.net.params, buf[:n_par], int(buf[n_par + 1]))
-                tot += buf[n_par]
-            w.decay(w.net.params.copy())
-            evals[e, 0] = tot
-        comm.clock.end_round()
-        with comm.clock.untimed():
-            evals[e, 1:] = comm.allreduce(w.evaluate(my_val))
-    return {"evals": evals, "ev0": ev0, "cells": cells,
-            "params": w.net.params.copy() if r == 0 else None}
+def _make_net(rng, *, n_in: int, n_hidden: int, n_out: int, scale: float) -> LSTM:
+    net = LSTM(n_in, n_hidden, n_out)
+    net.init(rng, scale=scale)  # stream (seed, 0): identical on every worker
+    return net
+
+
+def net_maker(data: SeqData, n_out: int, cfg: SeqConfig):
+    """``make_net(rng)`` of :func:`dp_worker` for this configuration's LSTM."""
+    return partial(_make_net, n_in=data.n_in, n_hidden=cfg.n_hidden, n_out=n_out,
+                   scale=cfg.init_scale)
+
+
+class Validation(Hooks):
+    """Khomenko et al.'s per-epoch measurements as a :class:`Hooks` component.
+
+    - the validation set's CTC loss and character errors (best path) before training
+      and after each epoch (untimed): rank p evaluates every P-th validation sequence,
+      the sums are allreduced;
+    - the padded cells each worker computes per epoch (the cost bucketing lowers,
+      eqs. 1–2);
+    - under model averaging, the count of sequences a worker trained, appended to its
+      parameters: the paper's message is (params, loss, count) in both schemes.
+
+    One object serves every worker of an emulated run (one process), so the
+    per-worker state is kept by rank.
+    """
+
+    def __init__(self, data: SeqData, val_idx, *, epochs: int, average: bool):
+        self.data, self.val_idx, self.epochs = data, np.asarray(val_idx), epochs
+        self.extra = 1 if average else 0
+        self._w: dict[int, dict] = {}
+
+    def start(self, comm, rep) -> None:
+        w = self._w[comm.rank] = {
+            "val": self.val_idx[comm.rank::comm.size], "e": 0,
+            "evals": np.zeros((self.epochs, 4)),  # (epochs, [val loss, n, edits, chars])
+            "cells": np.zeros(self.epochs)}  # (epochs,)
+        w["ev0"] = comm.allreduce(evaluate(rep.net, self.data, w["val"]))
+
+    def grad(self, comm, rep, idx, pad_len, out) -> float:
+        w = self._w[comm.rank]
+        w["cells"][w["e"]] += len(idx) * pad_len
+        if self.extra:
+            out[0] = len(idx)
+        return rep.grad(idx, pad_len)
+
+    def end_epoch(self, comm, rep, epoch: int) -> bool:
+        w = self._w[comm.rank]
+        w["evals"][epoch] = comm.allreduce(evaluate(rep.net, self.data, w["val"]))
+        w["e"] = epoch + 1
+        return False
+
+    def result(self, comm, rep) -> dict:
+        w = self._w.pop(comm.rank)
+        return {"evals": w["evals"], "ev0": w["ev0"], "cells": w["cells"]}
+
+
+def subset(data: SeqData, idx) -> SeqData:
+    """The sequences ``idx`` of ``data`` as a data set (the arrays are shared)."""
+    return SeqData([data.seqs[i] for i in idx], [data.labels[i] for i in idx])
 
 
 def train_bucketed(data: SeqData, n_out: int, *, train_idx, val_idx, cfg: SeqConfig, seed: int,
@@ -199,21 +216,27 @@ def train_bucketed(data: SeqData, n_out: int, *, train_idx, val_idx, cfg: SeqCon
     """Run ``cfg.scheme`` on ``workers`` workers of any backend of
     :func:`engine.parallel.driver.run` (``mpi``: ``comm`` has exactly ``workers`` ranks and
     the record comes back on rank 0, None elsewhere; ``emulated``: each worker's compute
-    timed between its allreduces, which ``profile`` charges). One round per epoch;
-    ``val_loss`` is the mean CTC loss per validation sequence after each epoch."""
+    timed between its allreduces, which ``profile`` charges): :func:`dp_worker` with
+    :func:`dp_config` and the :class:`Validation` component, on the training sequences.
+    One round per epoch; ``val_loss`` is the mean CTC loss per validation sequence after
+    each epoch."""
+    train_idx = np.asarray(train_idx)
+    make_net = net_maker(data, n_out, cfg)
     n_par = LSTM(data.n_in, cfg.n_hidden, n_out).n_params
-    res = driver.run(seq_worker, workers=workers, backend=backend, comm=comm, profile=profile,
-                     max_elems=n_par + 2, data=data, n_out=n_out, train_idx=np.asarray(train_idx),
-                     val_idx=np.asarray(val_idx), cfg=cfg, seed=seed)
+    hooks = Validation(data, val_idx, epochs=cfg.epochs, average=cfg.scheme == "average")
+    res = driver.run(dp_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=n_par + 2, make_net=make_net, data=subset(data, train_idx),
+                     cfg=dp_config(cfg, workers), seed=seed, hooks=hooks)
     if res is None:
         return None
     r0 = res[0]
     ev = r0["evals"]
-    val = ev[:, 1] / ev[:, 2]
+    val = ev[:, 0] / ev[:, 1]
     return driver.record(
         res, strategy=f"bucketed-{cfg.scheme}", backend=backend, profile=profile, converged=True,
         epochs=cfg.epochs, final_mse=val[-1], loss_curve=val, params=r0["params"],
-        extra={"val_loss": val, "val_cer": ev[:, 3] / ev[:, 4], "train_loss": ev[:, 0] / len(train_idx),
+        extra={"val_loss": val, "val_cer": ev[:, 2] / ev[:, 3],
+               "train_loss": r0["curve"] / len(train_idx),
                "val_loss0": float(r0["ev0"][0] / r0["ev0"][1]),
                "cells": np.sum([x["cells"] for x in res], axis=0),
                **{f"cfg_{k}": v for k, v in asdict(cfg).items()}})

@@ -63,14 +63,17 @@ class BunchConfig:
         return self.bunch * math.ceil(self.chunk / self.bunch)
 
 
+ORDER_KEY, INIT_KEY = (2,), (3,)  # the spawn keys of the two shared streams below
+
+
 def data_rng(seed: int) -> np.random.Generator:
     """The shared data-order stream: every rank draws the same order from it."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=ORDER_KEY))
 
 
 def init_rng(seed: int) -> np.random.Generator:
     """The shared initial-weight stream."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3,)))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=INIT_KEY))
 
 
 def epoch_chunks(n: int, cfg: BunchConfig, rng: np.random.Generator) -> list[tuple[int, int, np.ndarray]]:

@@ -15,6 +15,11 @@ Every worker holds a full replica. Each round ("epoch" in the paper's §4):
 Each worker's estimate is the mean squared error over the last k·n/p
 patterns it processed (§4.1). A run that reaches ``max_epochs`` fails.
 
+PPT is a configuration of the data-parallel family
+(:mod:`engine.parallel.data_parallel`): split ``random``, combine ``updates``,
+SGD with momentum (:func:`data_parallel`); what is the paper's own is the §4.1
+stopping rule, :class:`ErrorEstimateStop`, a :class:`Hooks` component.
+
 ``combine`` sets the divisor ``count`` of step 2:
 
 - ``"sum"`` (default, the paper's): count = local_epoch. Each worker's update
@@ -30,13 +35,15 @@ import math
 import os
 import signal
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import numpy as np
 
-from engine.parallel import driver
+from engine.data import Patterns
 from engine.losses import get_loss, mean_squared_error, per_pattern_squared_error
 from engine.nets.mlp import MLP
-from engine.optim import SGD
+from engine.parallel import driver
+from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker, message_size
 from engine.timing import RunRecord
 
 
@@ -62,35 +69,62 @@ class PPTConfig:
         return max(1, math.ceil(self.max_epochs * n / (workers * self.local_epoch)))
 
 
+SAMPLING_KEY = 1  # a worker's sampling stream is driver.stream(seed, 1, rank)
+
+
 def worker_seeds(seed: int, rank: int):
     """(init stream shared by all workers, this rank's sampling stream)."""
-    return driver.stream(seed, 0), driver.stream(seed, 1, rank)
+    return driver.stream(seed, 0), driver.stream(seed, SAMPLING_KEY, rank)
 
 
-class PPTWorker:
-    """One worker's replica, sampling stream, error history and message buffer."""
+def data_parallel(cfg: PPTConfig, n: int, workers: int) -> DataParallel:
+    """PPT as a data-parallel configuration: every round each worker draws its local
+    epoch (split ``random``), turns its gradient into −η·g/count and the updates are
+    allgathered and summed (``reduce="sum"``, count = local_epoch) or averaged
+    (``"mean"``, count = P·local_epoch); momentum applies to the sum (§4, §4.1).
+    One epoch of ``max_rounds`` rounds: the stopping rule ends it early."""
+    return DataParallel(split="random", combine="updates", reduce=cfg.combine, optimizer="sgd",
+                        batch=int(cfg.local_epoch), epochs=1, rounds=cfg.max_rounds(n, workers),
+                        lr=cfg.lr, momentum=cfg.momentum, own_key=SAMPLING_KEY)
 
-    def __init__(self, sizes, activation, X, T, *, rank: int, size: int, cfg: PPTConfig,
-                 seed: int, loss: str = "mse", init_scale: float = 1.0, trace: bool = False):
-        self.X, self.T, self.cfg = X, T, cfg
-        self.n = X.shape[0]
-        self.rank, self.size = rank, size
-        self.net = MLP(sizes, activation)
-        init_rng, self.rng = worker_seeds(seed, rank)
-        self.net.init_uniform(init_rng, scale=init_scale)  # identical on every worker
-        self.loss = get_loss(loss)
-        self.opt = SGD(self.net.n_params, lr=cfg.lr, momentum=cfg.momentum)
-        self.m = int(cfg.local_epoch)
-        self.count = self.m if cfg.combine == "sum" else self.m * size
-        self.ws = self.net.workspace(self.m)
-        self.g = np.empty(self.net.n_params)  # (n_params,) gradient sum
-        self.dy = np.empty((self.m, T.shape[1]))  # (m, n_out)
-        self.msg = np.empty(self.net.n_params + 1)  # (n_params + 1,): update, then estimate
-        self.update = np.empty(self.net.n_params)
-        self.hist = np.zeros(max(1, math.ceil(cfg.k * self.n / size)))  # (k·n/p,) ring
+
+def _mlp(sizes, activation, init_scale, rng) -> MLP:
+    """The replica, initialised from the shared stream (identical on every worker)."""
+    net = MLP(sizes, activation)
+    net.init_uniform(rng, scale=init_scale)
+    return net
+
+
+class ErrorEstimateStop(Hooks):
+    """The stopping rule of §4.1 (and the paper's local error bookkeeping).
+
+    Each worker back-propagates its local epoch and keeps the per-pattern
+    squared errors of the last ⌈k·n/P⌉ patterns it processed in a ring; their
+    mean (the worker's estimate) travels as the one extra value of its update
+    message. After the summed update is applied the estimates are averaged
+    (the curve); when the average falls below the threshold the MSE over the
+    full set is verified, and training stops when that is below it too.
+    ``trace`` keeps each round's pattern indices; ``ENGINE_FAULT`` injects
+    faults for tests (:func:`_injected_fault`).
+    """
+
+    extra = 1  # the error estimate
+    loss_count = False  # the message is the update and the estimate: n_params + 1 values
+
+    def __init__(self, X, T, *, cfg: PPTConfig, loss: str = "mse", trace: bool = False):
+        self.X, self.T, self.cfg, self.loss_name, self.tracing = X, T, cfg, loss, trace
+
+    def start(self, comm, rep) -> None:
+        n, m = self.X.shape[0], int(self.cfg.local_epoch)
+        self.loss = get_loss(self.loss_name)
+        self.ws = rep.net.workspace(m)
+        self.dy = np.empty((m, self.T.shape[1]))  # (m, n_out)
+        self.hist = np.zeros(max(1, math.ceil(self.cfg.k * n / comm.size)))  # (k·n/p,) ring
         self.hist_pos = self.hist_len = 0
-        self.trace = [] if trace else None
-        self.estimate = float("inf")
+        self.trace = [] if self.tracing else None
+        self.fault = _injected_fault(comm.rank)
+        self.curve = []  # the mean estimate of every round
+        self.done = False
         self.final_mse = float("nan")
 
     def _remember(self, e: np.ndarray) -> None:
@@ -103,36 +137,38 @@ class PPTWorker:
         self.hist_pos = (i + e.size) % R
         self.hist_len = min(R, self.hist_len + e.size)
 
-    def local_round(self) -> np.ndarray:
-        """Steps 1–2: sample, forward, backward; fill and return the message."""
-        if self.m < self.n:
-            idx = self.rng.choice(self.n, self.m, replace=False)  # (m,)
-        else:
-            idx = self.rng.integers(0, self.n, self.m) if self.m > self.n else np.arange(self.n)
+    def grad(self, comm, rep, idx, pad_len, out) -> float:
+        """Forward, the errors into the history, backward into ``rep.g``; the estimate
+        into ``out``. Returns 0 (the curve is the estimates')."""
+        if self.fault is not None:
+            _fire(self.fault, len(self.curve))
         if self.trace is not None:
             self.trace.append(idx)
         x, t = self.X[idx], self.T[idx]  # (m, n_in), (m, n_out)
-        y, cache = self.net.forward(x, ws=self.ws)
+        y, cache = rep.net.forward(x, ws=self.ws)
         self._remember(per_pattern_squared_error(y, t))
-        self.net.backward(self.loss.grad(y, t, out=self.dy), cache, out=self.g)
-        self.opt.direction(self.g, self.count, out=self.msg[:-1])
-        self.msg[-1] = self.hist[: self.hist_len].mean()
-        return self.msg
+        rep.net.backward(self.loss.grad(y, t, out=self.dy), cache, out=rep.g)
+        out[0] = np.add.reduce(self.hist[: self.hist_len]) / self.hist_len  # the mean, bit for bit
+        return 0.0
 
-    def apply(self, gathered: np.ndarray) -> bool:
-        """Steps 4–5 on the (P, n_params + 1) allgather result; True when training is done."""
-        np.sum(gathered[:, :-1], axis=0, out=self.update)
-        self.opt.apply(self.net.params, self.update)
-        self.estimate = float(gathered[:, -1].mean())
-        if self.estimate < self.cfg.threshold:
-            y, _ = self.net.forward(self.X)
-            self.final_mse = mean_squared_error(y, self.T)
-            return self.final_mse < self.cfg.threshold
-        return False
+    def after_step(self, comm, rep, extras) -> bool:
+        """``extras``: (P, 1), every worker's estimate."""
+        estimate = float(np.add.reduce(extras[:, 0]) / len(extras))  # the mean, bit for bit
+        self.curve.append(estimate)
+        if estimate < self.cfg.threshold:
+            self.final_mse = self.full_mse(rep.net)
+            self.done = self.final_mse < self.cfg.threshold
+        return self.done
 
-    def full_mse(self) -> float:
-        y, _ = self.net.forward(self.X)
+    def full_mse(self, net) -> float:
+        y, _ = net.forward(self.X)
         return mean_squared_error(y, self.T)
+
+    def result(self, comm, rep) -> dict:
+        return {"converged": self.done, "curve": np.asarray(self.curve),
+                "final_mse": self.final_mse if self.done else self.full_mse(rep.net),
+                "params": rep.net.params.copy() if comm.rank == 0 else None,
+                "trace": self.trace}
 
 
 def _injected_fault(rank: int):
@@ -152,48 +188,25 @@ def _fire(fault, round_: int) -> None:
         raise RuntimeError(f"injected fault at round {at}")
 
 
-def ppt_worker(comm, *, sizes, activation, X, T, cfg: PPTConfig, seed: int,
-               trace: bool = False, init_scale: float = 1.0) -> dict:
-    """SPMD body: the same code on every rank of any communicator; one round per allgather."""
-    P = comm.size
-    w = PPTWorker(sizes, activation, X, T, rank=comm.rank, size=P, cfg=cfg, seed=seed,
-                  init_scale=init_scale, trace=trace)
-    fault = _injected_fault(comm.rank)
-    recv = np.empty((P, w.msg.size))  # (P, n_params + 1)
-    curve = []
-    done = False
-    comm.start_clock()
-    for r in range(cfg.max_rounds(w.n, P)):
-        if fault is not None:
-            _fire(fault, r)
-        w.local_round()
-        comm.allgather(w.msg, recv)
-        done = w.apply(recv)
-        comm.clock.end_round()
-        curve.append(w.estimate)
-        if done:
-            break
-    return {"converged": done, "curve": np.asarray(curve),
-            "final_mse": w.final_mse if done else w.full_mse(),
-            "params": w.net.params.copy() if comm.rank == 0 else None,
-            "trace": w.trace}
-
-
 def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed: int,
                            workers: int, backend: str = "local", comm=None, profile=None,
                            init_scale: float = 1.0, trace: bool = False) -> RunRecord | None:
     """Run PPT on ``workers`` workers of any backend of :func:`engine.parallel.driver.run`
     (``mpi``: ``comm`` has exactly ``workers`` ranks and the record comes back on rank 0,
     None elsewhere; ``emulated``: communication charged by ``profile``)."""
-    res = driver.run(ppt_worker, workers=workers, backend=backend, comm=comm, profile=profile,
-                     max_elems=MLP(sizes).n_params + 1, sizes=sizes, activation=activation,
-                     X=X, T=T, cfg=cfg, seed=seed, trace=trace, init_scale=init_scale)
+    n = X.shape[0]
+    hooks = ErrorEstimateStop(X, T, cfg=cfg, trace=trace)
+    res = driver.run(dp_worker, workers=workers, backend=backend, comm=comm, profile=profile,
+                     max_elems=message_size(MLP(sizes).n_params, hooks),
+                     make_net=partial(_mlp, sizes, activation, init_scale),
+                     data=Patterns(X, T), cfg=data_parallel(cfg, n, workers), seed=seed,
+                     hooks=hooks)
     if res is None:
         return None
     r0, m = res[0], cfg.local_epoch
     return driver.record(
         res, strategy="pattern", backend=backend, profile=profile, converged=r0["converged"],
-        epochs=len(r0["log"]) * len(res) * m / X.shape[0], final_mse=r0["final_mse"],
+        epochs=len(r0["log"]) * len(res) * m / n, final_mse=r0["final_mse"],
         loss_curve=r0["curve"], params=r0["params"],
         extra={"local_epoch": m, **{f"cfg_{k}": v for k, v in asdict(cfg).items()},
                "traces": [r["trace"] for r in res] if r0["trace"] is not None else None})
