@@ -82,3 +82,28 @@ def test_combined_extras_reach_every_worker():
 def test_only_updates_can_leave_loss_and_count_out():
     with pytest.raises(Exception, match="only combined updates"):
         run(GRAD, CountSteps(loss_count=False))
+
+
+class SeeExtras(Hooks):
+    """No extra values; records the shape of what after_step is handed."""
+
+    def start(self, comm, rep):
+        self.shapes = []
+
+    def after_step(self, comm, rep, extras):
+        self.shapes.append(extras.shape)
+        return False
+
+    def result(self, comm, rep):
+        return {"shapes": self.shapes}
+
+
+@pytest.mark.parametrize("cfg", [GRAD, UPD], ids=["gradients", "updates"])
+def test_no_extras_means_an_empty_block(cfg):
+    from engine.parallel import driver
+    from engine.parallel.data_parallel import dp_worker
+
+    res = driver.run(dp_worker, workers=2, backend="emulated", profile=M.PROFILE,
+                     make_net=W.make_net, data=W.data, cfg=cfg, seed=1, hooks=SeeExtras())
+    shapes = set(res[0]["shapes"])
+    assert shapes == ({(2, 0)} if cfg is UPD else {(0,)})  # never the whole message

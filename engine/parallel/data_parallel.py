@@ -307,7 +307,8 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
     rep = _Replica(net, data, cfg, hooks)
     n, extra = net.n_params, rep.extras.size
     recv = np.empty((P, rep.msg.size))  # (P, message)
-    combined = recv[:, -extra:] if cfg.combine == "updates" else rep.extras  # the extras, combined
+    k = rep.msg.size - extra  # where the extras start (recv[:, -0:] would be everything)
+    combined = recv[:, k:] if cfg.combine == "updates" else rep.extras  # the extras, combined
     lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     bounds = bucket_bounds(cfg, data)
     V_prev = net.params.copy()  # V(e−1) of eq. (3)
