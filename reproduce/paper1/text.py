@@ -21,7 +21,6 @@ def _get(df, table, quantity, contains=""):
 
 
 def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shrunk) -> str:
-    f = R.fmt
     L = ["# paper1 — Färber (1997): Quicknet on MultiSpert", ""]
     if quick_shrunk:
         L += ["> **QUICK RUN — not the default setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
@@ -129,7 +128,6 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
               "trails far behind — §3.5's caveat that very large bunches need much more data.", ""]
     f4 = curves[curves.figure == "fig4"] if "figure" in curves else curves.iloc[0:0]
     if len(f4):
-        h4 = facts.get("table1_hidden", 1000)
         g4 = f4[f4.hidden == 1000] if (f4.hidden == 1000).any() else f4[f4.hidden == f4.hidden.min()]
 
         def peak(src):
@@ -142,7 +140,6 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
             gain = "/".join(f"{g[P] / base[P]:.2f}" for P in (2, 3) if P in g.index and P in base.index)
             parts.append(f"{src.removeprefix('modeled (').removesuffix(')')}: {peak(src)}, "
                          f"P = 2/3 at {gain} × the Sparc-2 host")
-        del h4
         host_only_flat = all(abs(g4[(g4.source == src) & (g4.P == P)].perf.iloc[0] / base[P] - 1) < 1e-9
                              for src in g4.source.unique() if src.startswith("modeled (host ") and "bus" not in src
                              for P in (2, 3) if P in base.index)
