@@ -7,20 +7,83 @@ per-message latency α (``latency_s``) and a bandwidth β (``bandwidth_Bps``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from time import perf_counter
 
 import numpy as np
 
 
+OPS = ("allgather", "allreduce", "broadcast", "barrier")
+
+
+def _by_P(table) -> dict:
+    """{P: value} with integer P (JSON gives string keys)."""
+    return {int(P): v for P, v in (table or {}).items()}
+
+
 @dataclass(frozen=True)
 class MachineProfile:
+    """A machine an emulated run is timed on (DESIGN.md, "Emulation").
+
+    Two kinds. An *α/β profile* (``coll`` empty) prices every collective with the
+    textbook formulas below from one latency α and one bandwidth β, and leaves the
+    measured compute as it is. A *calibrated profile* (``python -m reproduce
+    calibrate``, :mod:`engine.calibration`) also holds, per number of workers P:
+
+    - ``coll[op][P]``: measured seconds of one collective, ``[[nbytes, s], ...]``;
+      :meth:`collective_time` interpolates linearly in bytes (the barrier is the
+      zero-byte point) and in P, and beyond the largest measured P scales the
+      latency part by ⌈log2 P⌉ and the bytes part by (P − 1) (:meth:`extrapolated`);
+    - ``contention[kernel][P]``: how much slower a reference kernel runs when P
+      workers run it at once (median worker, over the kernel alone);
+    - ``straggler[kernel][P]``: the expected slowest of P workers' step times over
+      the mean step, i.e. what a synchronisation after every step costs;
+    - ``kernels``: the reference kernels' seconds per call alone on that machine;
+      ``compute_ratio`` = those over the same kernels here (set when loaded), so
+      compute measured here is scaled to that machine.
+
+    One paragraph for a report: *an emulated step is each worker's compute as
+    measured here, times the profile's speed ratio and its contention factor for
+    P workers; every synchronisation then waits for the expected slowest of P
+    (the straggler factor) and costs the collective's measured time at that P and
+    message size.* With none of the tables (an α/β profile) this is the old
+    composition: compute as measured plus the α/β collective time.
+    """
+
     name: str
     latency_s: float  # α: time of one message step
     bandwidth_Bps: float  # β: bytes per second of one link
     source: str  # where α and β come from
     fitted: bool = False  # True when α or β were fitted to a paper's own numbers
     barrier_model: str = "tree"  # "tree": ⌈log2 P⌉·α; "linear": (P − 1)·α (a spin on P − 1 flags)
+    description: str = ""  # the machine, in words (calibrated profiles)
+    date: str = ""  # when it was measured
+    backend: str = ""  # the communicator the collectives were measured on (local, mpi)
+    coll: dict = field(default_factory=dict)  # {op: {P: [[nbytes, s], ...]}}
+    contention: dict = field(default_factory=dict)  # {kernel: {P: median slowdown}}
+    straggler: dict = field(default_factory=dict)  # {kernel: {P: E[slowest of P] / mean}}
+    kernels: dict = field(default_factory=dict)  # {kernel: s per call alone there}
+    compute_ratio: float = 1.0  # compute there / compute here (1: compute as measured here)
+
+    def __post_init__(self):
+        fix = object.__setattr__  # frozen: normalise JSON's string keys once
+        fix(self, "coll", {op: {P: sorted((float(b), float(s)) for b, s in pts)
+                                for P, pts in _by_P(t).items()} for op, t in self.coll.items()})
+        fix(self, "contention", {k: _by_P(t) for k, t in self.contention.items()})
+        fix(self, "straggler", {k: _by_P(t) for k, t in self.straggler.items()})
+
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.coll)
+
+    def measured_P(self, op: str = "allgather") -> list[int]:
+        """The numbers of workers its collective ``op`` was measured at (empty: α/β)."""
+        return sorted(self.coll.get(op, {}))
+
+    def extrapolated(self, P: int) -> bool:
+        """True when P lies beyond every P the profile measured (α/β profiles: never)."""
+        Ps = [p for t in self.coll.values() for p in t]
+        return bool(Ps) and P > max(Ps)
 
     def allgather_time(self, P: int, nbytes: int) -> float:
         """Allgather of ``nbytes`` per rank by recursive doubling:
@@ -34,11 +97,14 @@ class MachineProfile:
 
     def collective_time(self, op: str, P: int, nbytes: int) -> float:
         """Time of one collective of P workers, ``nbytes`` per worker: what the emulated
-        backend charges (engine/comm/emulated.py). allgather: :meth:`allgather_time`;
-        allreduce: :func:`allreduce_time`; broadcast: binomial tree, ⌈log2 P⌉·(α + s/β);
-        barrier: ``barrier_model``. Zero for one worker."""
+        backend charges (engine/comm/emulated.py). Calibrated: :meth:`_table_time`.
+        α/β: allgather :meth:`allgather_time`; allreduce :func:`allreduce_time`;
+        broadcast: binomial tree, ⌈log2 P⌉·(α + s/β); barrier: ``barrier_model``.
+        Zero for one worker."""
         if P <= 1:
             return 0.0
+        if op in self.coll:
+            return self._table_time(op, P, nbytes)
         steps = math.ceil(math.log2(P))
         if op == "allgather":
             return self.allgather_time(P, nbytes)
@@ -50,8 +116,97 @@ class MachineProfile:
             return barrier_time_linear(self, P) if self.barrier_model == "linear" else steps * self.latency_s
         raise ValueError(f"no cost model for collective {op!r}")
 
+    def _at(self, op: str, P: int, nbytes: float) -> float:
+        """Measured ``op`` at a measured P, linear in bytes between measured sizes; the
+        barrier at that P is the zero-byte point, the last segment's slope goes on."""
+        pts = list(self.coll[op][P])
+        if op != "barrier" and "barrier" in self.coll and P in self.coll["barrier"]:
+            b0 = float(np.median([s for _, s in self.coll["barrier"][P]]))
+            pts = [(0.0, b0)] + [q for q in pts if q[0] > 0]
+        if len(pts) == 1 or op == "barrier":
+            return float(np.median([s for _, s in pts]))
+        x = np.array([b for b, _ in pts])
+        y = np.array([s for _, s in pts])
+        if nbytes >= x[-1]:
+            slope = (y[-1] - y[-2]) / (x[-1] - x[-2])
+            return float(y[-1] + slope * (nbytes - x[-1]))
+        return float(np.interp(nbytes, x, y))
+
+    def _table_time(self, op: str, P: int, nbytes: int) -> float:
+        """Interpolated in P between measured P (linear); beyond the largest, the latency
+        part (the zero-byte time) × ⌈log2 P⌉/⌈log2 Pmax⌉ and the rest × (P − 1)/(Pmax − 1),
+        the recursive-doubling forms of :meth:`allgather_time`; below the smallest, the
+        smallest measured P's time."""
+        Ps = sorted(self.coll[op])
+        if P in self.coll[op]:
+            return self._at(op, P, nbytes)
+        if P < Ps[0]:
+            return self._at(op, Ps[0], nbytes)
+        if P > Ps[-1]:
+            Pm = Ps[-1]
+            lat = self._at(op, Pm, 0.0)
+            rest = self._at(op, Pm, nbytes) - lat
+            return (lat * math.ceil(math.log2(P)) / math.ceil(math.log2(Pm))
+                    + rest * (P - 1) / (Pm - 1))
+        hi = next(p for p in Ps if p > P)
+        lo = max(p for p in Ps if p < P)
+        w = (P - lo) / (hi - lo)
+        return (1 - w) * self._at(op, lo, nbytes) + w * self._at(op, hi, nbytes)
+
+    def _factor(self, table: dict, kernel: str, P: int) -> float:
+        """A per-P factor of ``kernel`` (1 at P ≤ 1 or without the table): linear in P
+        between measured P, the largest measured P's value beyond."""
+        t = table.get(kernel)
+        if not t or P <= 1:
+            return 1.0
+        Ps = sorted(t)
+        return float(np.interp(P, [1] + Ps, [1.0] + [float(t[p]) for p in Ps]))
+
+    def compute_scale(self, P: int, kernel: str = "small") -> float:
+        """Compute measured here × this = compute there with P workers at once:
+        ``compute_ratio`` × ``contention[kernel][P]``. 1 for an α/β profile."""
+        return self.compute_ratio * self._factor(self.contention, kernel, P)
+
+    def sync_wait(self, P: int, compute_s, kernel: str = "small") -> float:
+        """Expected wait at one synchronisation after ``compute_s`` (the workers' mean
+        compute since the last one, already scaled): (straggler[kernel][P] − 1)·compute_s,
+        the expected slowest of P jittered steps over the mean. 0 for an α/β profile."""
+        return (self._factor(self.straggler, kernel, P) - 1.0) * compute_s
+
+    def emulate(self, P: int, compute_s: float, collectives=(), *, kernel: str = "small"
+                ) -> tuple[float, float]:
+        """(compute s, communication s) of P workers on this machine, composed from
+        ``compute_s``, the slowest worker's compute measured here summed over rounds,
+        and ``collectives``, ``(op, nbytes, count)`` triples. Compute is scaled by
+        :meth:`compute_scale`; communication is every collective's time plus the
+        straggler wait (:meth:`sync_wait`) on the scaled compute."""
+        c = compute_s * self.compute_scale(P, kernel)
+        comm = self.sync_wait(P, c, kernel) + sum(
+            n * self.collective_time(op, P, int(b)) for op, b, n in collectives)
+        return c, comm
+
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.as_dict(), indent=1) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MachineProfile:
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown machine profile fields: {sorted(unknown)}")
+        return cls(**d)
+
+    @classmethod
+    def load(cls, path) -> MachineProfile:
+        import json
+        from pathlib import Path
+
+        return cls.from_dict(json.loads(Path(path).read_text()))
 
 
 # Collectives cost nothing: an emulated run under it gives each worker's compute alone

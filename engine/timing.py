@@ -39,7 +39,7 @@ class WorkerClock:
     :meth:`start`.
     """
 
-    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_pending", "running")
+    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_pending", "running", "scale")
 
     def __init__(self):
         self.log = RoundLog(4096)
@@ -49,6 +49,8 @@ class WorkerClock:
         self._pending = 0.0  # compute no collective has seen yet (it spans end_round)
         self.running = False  # counting: started and not inside untimed() (a plain attribute:
         # every collective reads it on the hot path)
+        self.scale = 1.0  # compute booked = measured × scale (an emulated machine's speed
+        # and contention, MachineProfile.compute_scale); 1 on every real backend
 
     def start(self) -> None:
         """Start counting from now, with an empty log (a communicator may run several
@@ -61,7 +63,7 @@ class WorkerClock:
     def _book(self) -> None:
         """Book the compute since the last boundary."""
         now = perf_counter()
-        seg, self._t = now - self._t, now
+        seg, self._t = (now - self._t) * self.scale, now
         self._compute += seg
         self._pending += seg
 

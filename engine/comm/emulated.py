@@ -10,11 +10,14 @@ a baton to each other made 70 µs compute segments about 15 % slower: every
 hand-over is a kernel context switch.)
 
 Each worker has a virtual clock. At a collective, worker p arrives at
-vt_p + (its compute since the last collective); the collective ends for every
-worker at max_p(arrival) + cost, with the cost from the machine profile
-(:meth:`engine.perfmodel.MachineProfile.collective_time`). A worker's booked
-communication is therefore the modelled cost plus its wait for the slowest
-peer, and :attr:`engine.timing.RunRecord.time_s` is the slowest worker's
+vt_p + c_p, c_p its compute since the last collective scaled to the profile's
+machine (:meth:`engine.perfmodel.MachineProfile.compute_scale`: speed ratio ×
+contention of P workers; 1 for an α/β profile); the collective ends for every
+worker at max_p(arrival) + straggler wait
+(:meth:`~engine.perfmodel.MachineProfile.sync_wait` of the mean c_p; 0 for an
+α/β profile) + cost (:meth:`~engine.perfmodel.MachineProfile.collective_time`).
+A worker's booked communication is therefore the modelled cost plus its wait
+for the slowest peer, and :attr:`engine.timing.RunRecord.time_s` is the slowest worker's
 virtual finish time. Numerically the run is the SPMD run: the data move as on
 the local backend (allreduce summed in rank order).
 
@@ -40,6 +43,7 @@ class _Group:
         self.scheduler = getcurrent()
         self.vt = np.zeros(size)  # (P,) virtual time of each worker
         self.arrive = np.zeros(size)  # (P,) virtual arrival time at the pending collective
+        self.seg = np.zeros(size)  # (P,) scaled compute since the last collective
         self.op: list = [None] * size  # each worker's pending (op, nbytes, timed, root)
         self.data: list = [None] * size  # each worker's contribution
         self.result = None
@@ -65,7 +69,8 @@ class _Group:
         else:
             self.result = None
         if timed:
-            end = self.arrive.max() + self.profile.collective_time(op, self.size, nbytes)
+            end = (self.arrive.max() + self.profile.sync_wait(self.size, float(self.seg.mean()))
+                   + self.profile.collective_time(op, self.size, nbytes))
             self.charge = end - self.arrive
             self.vt[:] = end
         else:
@@ -79,6 +84,7 @@ class EmulatedComm(Communicator):
         super().__init__()
         self.rank, self.size = rank, group.size
         self.g = group
+        self.clock.scale = group.profile.compute_scale(group.size)  # compute → the profile's machine
 
     def _collective(self, op: str, data, nbytes: int, seg: float, root: int = 0):
         """Deposit this worker's part, hand over to the scheduler, return the result."""
@@ -87,6 +93,7 @@ class EmulatedComm(Communicator):
         if timed:
             g.vt[r] += seg
             g.arrive[r] = g.vt[r]
+            g.seg[r] = seg
         g.op[r], g.data[r] = (op, nbytes, timed, root), data
         g.scheduler.switch()
         return g.result
