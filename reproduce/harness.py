@@ -88,6 +88,7 @@ class Run:
     seed: int
     out: Path
     comm: object = None  # the MPI communicator, or None
+    profile: object = None  # --profile: the MachineProfile behind the emulated rows; None: measure `here`
     context: dict = field(default_factory=dict)  # set by prepare; "profiles" go into the metadata
     meta: dict = field(default_factory=dict)  # paper-specific metadata, set by prepare
 
@@ -105,19 +106,21 @@ def _loadavg() -> list[float]:
 
 
 def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: int | None = None,
-              backend: str = "local", seed: int = 1, comm=None, progress_factory=None) -> dict | None:
+              backend: str = "local", seed: int = 1, comm=None, progress_factory=None,
+              profile=None) -> dict | None:
     """Run every task of ``paper`` (cached), then write ``out`` on rank 0.
 
     ``setup`` defaults to the paper's setup for ``mode``; ``workers`` to the
     paper's default. Returns the summary (what summary.json holds) on rank 0
     and None on other MPI ranks. ``progress_factory(n_tasks, label)`` makes the
-    progress bar.
+    progress bar. ``profile`` (a MachineProfile) replaces the ``here`` profile the
+    paper would measure behind its emulated rows.
     """
     t0 = time.perf_counter()
     load0 = _loadavg()
     setup = setup if setup is not None else paper.setups[mode]
     workers = workers if workers is not None else paper.default_workers()
-    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm)
+    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile)
     if paper.prepare is not None:
         paper.prepare(run)
     tasks = paper.make_tasks(run)
