@@ -164,3 +164,65 @@ def build_index(results: Path, papers: list[dict]) -> str:
                      f"{fi['no-paper-value']} without a paper value.", "",
                      comparison_markdown(df), ""]
     return "\n".join(out + summary + [""] + sections)
+
+
+# ---- the emulator's validation (issue 12): emulated beside measured ------------------
+EMULATOR_PARAGRAPH = (
+    "**How emulated rows are made.** An emulated run executes every worker's code in "
+    "this process and times each worker's compute alone, as a worker with a core of its "
+    "own would run it. The machine comes from a named profile "
+    "(`engine.perfmodel.MachineProfile`): each worker's compute is multiplied by the "
+    "profile's speed ratio (its reference kernels' time there over here) and by its "
+    "measured contention factor for P workers running at once; every synchronisation then "
+    "waits for the expected slowest of P workers (the measured straggler factor) and costs "
+    "the collective's measured time at that P and message size, interpolated between "
+    "measured sizes and P, and extrapolated beyond the largest measured P with the "
+    "algorithm's log P (latency) and P − 1 (bytes) forms. A profile without those tables "
+    "(`here`, measured at start-up between 2 processes, and the papers' machines) prices "
+    "collectives from one latency α and one bandwidth β and leaves compute as measured. "
+    "An emulated figure is only as good as its agreement with measured runs: the "
+    "`emulated_over_measured` rows below give it wherever both exist.")
+
+
+def emulator_error(pairs) -> float | None:
+    """The emulated / measured ratio furthest from 1 (in either direction) over ``pairs``
+    (dicts with ``emulated_s`` and ``measured_s``); None without a finite pair."""
+    rs = [p["emulated_s"] / p["measured_s"] for p in pairs
+          if p["measured_s"] and math.isfinite(p["emulated_s"]) and math.isfinite(p["measured_s"])]
+    return max(rs, key=lambda r: abs(math.log(r))) if rs else None
+
+
+def validation_rows(paper: str, pairs, *, profile: str, table: str = "emulator") -> list[dict]:
+    """One ``emulated_over_measured`` row per P (kind emulated, no paper value): the median
+    over the configurations measured at that P of emulated time / measured time, with the
+    range; ``pairs`` are dicts with P, config (a short label), emulated_s, measured_s."""
+    rows = []
+    for P in sorted({p["P"] for p in pairs}):
+        at = [p for p in pairs if p["P"] == P and p["measured_s"]]
+        rs = sorted(p["emulated_s"] / p["measured_s"] for p in at)
+        if not rs:
+            continue
+        mid = float(pd.Series(rs).median())
+        rows.append(row(paper, table, "emulated_over_measured", condition(workers=P, profile=profile),
+                        "ratio", ours=mid, low=rs[0], high=rs[-1], kind="emulated", runs=len(rs),
+                        note=("emulator error: emulated time / measured time of the same "
+                              f"configurations ({', '.join(sorted({p['config'] for p in at}))}); "
+                              "1 = the emulator predicts the measured time")))
+    return rows
+
+
+def beyond_measured_note(pairs, *, profile: str) -> str:
+    """What an emulated row beyond the measured P says about its validation."""
+    worst = emulator_error(pairs)
+    if worst is None:
+        return f"emulated ({profile}); no measured run to validate it against"
+    Pmax = max(p["P"] for p in pairs)
+    return (f"emulated ({profile}) beyond the measured P ≤ {Pmax}: the largest emulator error "
+            f"at measured P was {worst:.2f}× (emulated / measured time)")
+
+
+def oversubscribed(P: int, cores: int | None = None) -> bool:
+    """More workers than cores here: such a measured run is not measured scaling."""
+    import os
+
+    return P > (cores or os.cpu_count() or 1)
