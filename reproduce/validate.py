@@ -1,0 +1,431 @@
+"""``python -m reproduce validate``: the emulator held against measured runs, strategy by strategy.
+
+Every strategy of the engine runs twice on a small instance at P = 1..N workers
+(N: the cores here, ``--workers N`` to change):
+
+- **measured**: the local backend, P forked processes, one BLAS thread each;
+- **emulated**: the emulated backend under a machine profile (``here``, measured
+  at start-up with :func:`engine.perfmodel.measure_here`, or the one ``--profile``
+  gives), P workers in this process, each worker's compute timed alone and scaled
+  by the profile, every collective charged by it (engine/comm/emulated.py).
+
+Both runs are the same SPMD code with the same seed, so they do the same work.
+The time compared is the same quantity on both backends: the slowest worker's
+timed region, max over workers of Σ over rounds (compute + communication) of its
+clock (:class:`engine.timing.WorkerClock`). For an emulated run that is
+:attr:`engine.timing.RunRecord.time_s`; for a measured one it is the wall clock
+between the start of training and the worker's last round, less the work a
+strategy marks untimed (evaluation, stopping checks), which the emulated time
+leaves out too. (:attr:`RunRecord.wall_s` includes that work; it is kept in the
+CSV as ``measured_wall_s``.) Each time is the median of ``repeats`` runs, the
+measured and the emulated run interleaved so that load on a shared machine hits
+both alike; the measured spread (min–max) is printed beside it.
+
+Verdict: ``ok`` when emulated / measured lies within ±20 % of 1 (:data:`TOLERANCE`),
+``optimistic`` below (the emulator predicts a faster run than the machine gives),
+``pessimistic`` above; ``noisy`` is added when the measured repeats spread by more
+than the tolerance (max/min − 1), so the ratio is not to be trusted either way.
+P = 1 is the serial reference of every strategy (one worker, no collectives):
+its ratio checks the compute timing and the profile's speed ratio alone.
+
+With more workers than cores here (``--workers`` above the core count) the
+measured rows are labelled ``oversubscribed`` in their condition: processes then
+share cores, a spin barrier waits for descheduled peers, and such a row is a
+measurement of oversubscription, never of scaling; its verdict says so.
+
+This command exits 0 whenever it ran, whatever the verdicts: they are
+information. On a host with many cores the table is the emulator's acceptance
+test, read by a person; on a 2-core machine it checks P = 2 only. It exits 1 on
+a failure (a worker that raised, an unwritable output folder).
+
+Written to ``<out>/validate.csv`` and ``<out>/validate.md`` (default
+``results/validate/``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from engine.perfmodel import MachineProfile
+
+TOLERANCE = 0.20  # |emulated / measured − 1| ≤ this: ok
+COLUMNS = ["strategy", "paper", "instance", "P", "condition", "repeats", "measured_s",
+           "measured_min_s", "measured_max_s", "measured_wall_s", "emulated_s", "emulated_min_s",
+           "emulated_max_s", "emulated_over_measured", "verdict", "measured_speedup",
+           "emulated_speedup", "profile"]
+
+
+def cores() -> int:
+    """Cores this process may run on (the smaller of the machine's count and its affinity)."""
+    n = os.cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        n = min(n, len(os.sched_getaffinity(0)))
+    return max(1, n)
+
+
+# ---- what one run gives ---------------------------------------------------------------------
+def slowest(per_round_worker: np.ndarray) -> float:
+    """max over workers of Σ over rounds of (rounds, workers) seconds."""
+    x = np.asarray(per_round_worker, dtype=float)
+    return float(x.sum(axis=0).max()) if x.size else 0.0
+
+
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}{'s' if k != 1 else ''}"
+
+
+def _from_record(rec) -> tuple[float, float]:
+    """(timed seconds, wall seconds) of a RunRecord."""
+    return slowest(rec.compute_s + rec.comm_s), float(rec.wall_s)
+
+
+def _from_log(log: np.ndarray, wall: float) -> tuple[float, float]:
+    """(timed seconds, wall seconds) of a (rounds, workers, [compute, comm, bytes]) log."""
+    return slowest(log[:, :, 0] + log[:, :, 1]), float(wall)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One strategy on one small instance: ``run(backend, P, profile)`` -> (timed s, wall s)."""
+
+    strategy: str
+    paper: str
+    instance: str
+    run: Callable[[str, int, MachineProfile | None], tuple[float, float]]
+
+
+# ---- the strategies, each on a small instance --------------------------------------------------
+def _ppt(quick: bool) -> Case:
+    """Pattern-parallel training (paper3, Dahl et al. 2008): paper3's net and data, a fixed
+    number of rounds (threshold 0: the stopping rule never fires)."""
+    from datasets.parity import parity
+    from engine.strategies.pattern import PPTConfig, train_pattern_parallel
+    from reproduce.paper3.setup import DEFAULT as S
+
+    X, T = parity(S.bits, activation=S.activation)
+    m, epochs = 32, (20 if quick else 500)
+    cfg = PPTConfig(local_epoch=m, lr=S.lr, momentum=S.momentum, k=S.k, threshold=0.0,
+                    max_epochs=epochs, combine=S.combine)
+
+    def run(backend, P, profile):
+        return _from_record(train_pattern_parallel(
+            X, T, sizes=S.sizes, activation=S.activation, cfg=cfg, seed=1, workers=P,
+            backend=backend, profile=profile, init_scale=S.init_scale))
+
+    sizes = "-".join(map(str, S.sizes))
+    return Case("pattern-parallel (PPT)", "paper3",
+                f"parity {S.bits}, {sizes}, local epoch {m}, {epochs} epochs", run)
+
+
+@lru_cache(maxsize=2)
+def _speech(quick: bool):
+    from datasets.speech import SpeechConfig, normalize, synthesize
+
+    corpus = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=2 if quick else 6),
+                        rng=np.random.default_rng(1))
+    normalize(corpus)
+    return corpus
+
+
+def _quicknet(kind: str, quick: bool) -> Case:
+    """Quicknet bunch training of a 156-400-56 MLP on synthetic speech frames (paper1,
+    Färber 1997): pattern-parallel (``PP``, §2.2: the bunch split over workers, one
+    allreduce per bunch) or network-parallel (``NP``, §2.1: the hidden units split, an
+    allgather and a broadcast per bunch), each with the bunch size paper1 times it with."""
+    from engine.strategies.bunch import BunchConfig
+    from engine.strategies.network_parallel import train_network_parallel
+    from engine.strategies.pattern_bunch import train_pattern_bunch
+
+    train, B = {"PP": (train_pattern_bunch, 500), "NP": (train_network_parallel, 48)}[kind]
+    corpus, sizes, epochs = _speech(quick), (156, 400, 56), 1 if quick else 8
+    cfg = BunchConfig(bunch=B, lr=0.003 * min(1.0, 200 / B), epochs=epochs, chunk=2000)
+
+    def run(backend, P, profile):
+        r = train(corpus, sizes=sizes, activation="logistic", cfg=cfg, seed=1, workers=P,
+                  backend=backend, profile=profile)
+        return _from_log(r["log"], r["wall"])
+
+    return Case(kind, "paper1", f"speech {corpus.n_frames} frames, 156-400-56, bunch {B}, "
+                f"{_n(epochs, 'epoch')}", run)
+
+
+def _node(quick: bool) -> Case:
+    """Node-parallel forward passes (paper4, Hlynsson & Schmitz 2016, Table 2): paper4's
+    depth and input at width 512, one pattern per pass."""
+    from engine.nets.mlp import MLP
+    from engine.strategies.node import train_node_parallel
+    from reproduce.paper4.setup import DEFAULT as S
+
+    width, n = 512, (10 if quick else 400)
+    sizes = S.sizes(width)
+    rng = np.random.default_rng(1)
+    net = MLP(sizes, S.activation)
+    net.init_uniform(rng, scale=0.1)
+    X = rng.uniform(-1, 1, (n, sizes[0]))  # (n, 132)
+    T = np.zeros((n, sizes[-1]))  # (n, width)
+
+    def run(backend, P, profile):
+        return _from_record(train_node_parallel(
+            X, T, sizes=sizes, activation=S.activation, params=net.params, workers=P,
+            backend=backend, passes="forward", profile=profile))
+
+    return Case("node-parallel", "paper4",
+                f"{sizes[0]}-{width}×{len(sizes) - 1}, forward, {n} patterns", run)
+
+
+@lru_cache(maxsize=1)
+def _workloads() -> dict:
+    """The matrix's small instances (reproduce/matrix.py), built once."""
+    from reproduce.matrix import workloads
+
+    return workloads()
+
+
+def _elman():
+    """The matrix's Elman instance: data and an initialised net."""
+    w = _workloads()["elman"]
+    return w.data, w.make_net(np.random.default_rng(1))
+
+
+def _partition(quick: bool) -> Case:
+    """Network partition, one barrier per pattern (paper0 §2.1, McCann & Kalman 1994)."""
+    from engine.parallel import driver
+    from engine.strategies import network_partition as NP
+
+    data, net = _elman()
+    preps = NP.prepare(net, data, loss=net.loss)
+    repeats = 5 if quick else 150
+
+    def run(backend, P, profile):
+        res = driver.run(NP.netpart_worker, workers=P, backend=backend, profile=profile, net=net,
+                         preps=preps, blocks=NP.split_even(net.n_hidden, P), repeats=repeats)
+        return _from_log(np.stack([r["log"] for r in res], axis=1), max(r["wall"] for r in res))
+
+    return Case("network partition", "paper0",
+                f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
+                f"{int(data.lengths.sum())} patterns × {repeats}", run)
+
+
+def _sequence(quick: bool) -> Case:
+    """Training-sequence partition with CG (paper0 §2.2)."""
+    from engine.strategies.sequence import train_cg
+
+    data, net = _elman()
+    sizes = dict(n_in=net.n_in, n_hidden=net.n_hidden, n_out=net.n_out, n_feedback=net.F,
+                 n_hidden2=net.n_hidden2, skip=net.skip)
+    iters = 3 if quick else 60
+
+    def run(backend, P, profile):
+        r = train_cg(data, net.params, sizes=sizes, workers_deriv=P, workers_fwd=P,
+                     iterations=iters, chunk=4, backend=backend, profile=profile)
+        return _from_record(r["record"])
+
+    return Case("sequence partition (CG)", "paper0",
+                f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
+                f"{iters} CG iterations", run)
+
+
+def _bucketed(scheme: str, quick: bool) -> Case:
+    """Bucketed LSTM+CTC training (paper2, Khomenko et al. 2016): gradient allreduce per
+    batch, or model averaging per epoch (eq. 3). The matrix's LSTM instance."""
+    from datasets.handwriting import ALPHABET
+    from engine.strategies.bucketed import SeqConfig, train_bucketed
+
+    data = _workloads()["lstm"].data
+    n = len(data.lengths)
+    tr, va = np.arange(n - 2), np.arange(n - 2, n)
+    epochs = 1 if quick else 12
+    cfg = SeqConfig(n_hidden=16, batch_size=2, n_buckets=2, epochs=epochs, scheme=scheme,
+                    beta=1e-3)
+
+    def run(backend, P, profile):
+        return _from_record(train_bucketed(data, len(ALPHABET) + 1, train_idx=tr, val_idx=va,
+                                           cfg=cfg, seed=1, workers=P, backend=backend,
+                                           profile=profile))
+
+    what = "gradient allreduce" if scheme == "allreduce" else "model averaging"
+    return Case(f"bucketed ({what})", "paper2",
+                f"LSTM 3-16-{len(ALPHABET) + 1}, {len(tr)} handwriting sequences, "
+                f"batch 2, {_n(epochs, 'epoch')}", run)
+
+
+STRATEGIES = {  # name: builder(quick) -> Case, in table order
+    "pattern-parallel (PPT)": _ppt,
+    "pattern-parallel bunch (PP)": partial(_quicknet, "PP"),
+    "network-parallel (NP)": partial(_quicknet, "NP"),
+    "node-parallel": _node,
+    "network partition": _partition,
+    "sequence partition (CG)": _sequence,
+    "bucketed (gradient allreduce)": partial(_bucketed, "allreduce"),
+    "bucketed (model averaging)": partial(_bucketed, "average"),
+}
+
+
+def cases(quick: bool = False, only=None) -> list[Case]:
+    """The cases of :data:`STRATEGIES` (``only``: those names), built for ``quick`` or not."""
+    names = list(STRATEGIES) if only is None else list(only)
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
+    return [replace(STRATEGIES[n](quick), strategy=n) for n in names]
+
+
+# ---- running and judging -----------------------------------------------------------------------
+def verdict(ratio: float, spread: float, condition: str) -> str:
+    """``ok`` | ``optimistic`` | ``pessimistic`` against :data:`TOLERANCE`, ``noisy`` added when
+    the measured spread exceeds it; oversubscribed rows are not judged as scaling."""
+    if not math.isfinite(ratio):
+        return "failed"
+    v = "ok" if abs(ratio - 1) <= TOLERANCE else "optimistic" if ratio < 1 else "pessimistic"
+    if spread > TOLERANCE:
+        v += ", noisy"
+    if condition == "oversubscribed":
+        v = f"oversubscribed ({v}): not scaling"
+    return v
+
+
+def _profile_or_here(profile):
+    if profile is not None:
+        return profile
+    from engine.perfmodel import measure_here
+
+    return measure_here()
+
+
+def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool = False,
+             repeats: int = 3, only=None, progress: Callable[[str], None] | None = None
+             ) -> list[dict]:
+    """Rows of the validation table: every strategy (:func:`cases`; ``only``: those named)
+    at P = 1..``workers``, measured on the local backend and emulated under ``profile``
+    (None: ``here``, measured now). ``repeats`` runs of each (median); ``quick``: smaller
+    instances; ``progress`` gets a line per row."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    prof = _profile_or_here(profile)
+    ncores = cores()
+    rows = []
+    for case in cases(quick, only):
+        base = {}
+        for P in range(1, workers + 1):
+            condition = "measured" if P <= ncores else "oversubscribed"
+            meas, walls, emus = [], [], []
+            for _ in range(repeats):  # interleaved: load on a shared machine hits both alike
+                t, w = case.run("local", P, None)
+                meas.append(t)
+                walls.append(w)
+                emus.append(case.run("emulated", P, prof)[0])
+            m, e = float(np.median(meas)), float(np.median(emus))
+            ratio = e / m if m > 0 else float("nan")
+            spread = max(meas) / min(meas) - 1 if min(meas) > 0 else float("inf")
+            if P == 1:
+                base = {"m": m, "e": e}
+            rows.append({
+                "strategy": case.strategy, "paper": case.paper, "instance": case.instance,
+                "P": P, "condition": condition, "repeats": repeats, "measured_s": m,
+                "measured_min_s": min(meas), "measured_max_s": max(meas),
+                "measured_wall_s": float(np.median(walls)), "emulated_s": e,
+                "emulated_min_s": min(emus), "emulated_max_s": max(emus),
+                "emulated_over_measured": ratio, "verdict": verdict(ratio, spread, condition),
+                "measured_speedup": base["m"] / m if base and m > 0 else float("nan"),
+                "emulated_speedup": base["e"] / e if base and e > 0 else float("nan"),
+                "profile": prof.name})
+            if progress:
+                progress(f"{case.strategy} P={P}: measured {m:.3g} s, emulated {e:.3g} s")
+    return rows
+
+
+# ---- output ------------------------------------------------------------------------------------
+def _g(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}g}" if math.isfinite(x) else "—"
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table: one line per strategy and P."""
+    head = ["strategy", "paper", "instance", "P", "condition", "measured s (median, min–max)",
+            "emulated s", "emulated / measured", "speedup measured / emulated", "verdict"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        out.append("| " + " | ".join([
+            r["strategy"], r["paper"], r["instance"], str(r["P"]), r["condition"],
+            f"{_g(r['measured_s'])} ({_g(r['measured_min_s'])}–{_g(r['measured_max_s'])})",
+            _g(r["emulated_s"]), _g(r["emulated_over_measured"], 2),
+            f"{_g(r['measured_speedup'], 2)} / {_g(r['emulated_speedup'], 2)}",
+            r["verdict"]]) + " |")
+    return "\n".join(out)
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    from reproduce.store import atomic_write
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()
+                    if k in COLUMNS})
+    atomic_write(Path(path), buf.getvalue())
+
+
+def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int) -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return "\n".join([
+        f"# Emulator validation ({'quick' if quick else 'default'} instances)", "",
+        f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; cores here: "
+        f"{cores()}; P = 1..{workers}; 1-min load at start: {load:.2f}",
+        f"- profile: `{prof.name}` ({prof.source}"
+        + (f"; compute ratio {prof.compute_ratio:.3g}" if prof.compute_ratio != 1 else "") + ")",
+        f"- times: the slowest worker's timed region (compute + collectives), median of "
+        f"{repeats} runs, measured on local processes and emulated interleaved",
+        f"- verdict: ok when emulated / measured is within ±{TOLERANCE:.0%} of 1; optimistic "
+        "below (the emulator predicts faster than measured), pessimistic above; noisy when the "
+        "measured runs spread by more than that; P = 1 is the serial reference",
+        "- rows with more workers than cores are `oversubscribed`: not measured scaling", "", ""])
+
+
+def main(args, comm=None) -> int:
+    """Run the validation for ``args`` (workers, profile, quick, out), print the table and write
+    validate.csv and validate.md under ``args.out`` (default results/validate/). 0 when it ran."""
+    import sys
+
+    from reproduce.store import check_writable
+
+    if comm is not None and comm.size > 1:
+        if comm.rank == 0:
+            print("error: validate measures on local processes; run it without mpiexec",
+                  file=sys.stderr)
+        return 1
+    out = Path(args.out) if getattr(args, "out", None) else Path("results/validate")
+    workers = getattr(args, "workers", None) or cores()
+    quick = bool(getattr(args, "quick", False))
+    repeats = 1 if quick else 3
+    try:
+        check_writable(out)
+        prof = _profile_or_here(getattr(args, "profile", None))
+        t0 = time.perf_counter()
+        rows = validate(workers=workers, profile=prof, quick=quick, repeats=repeats,
+                        progress=lambda s: print(s, file=sys.stderr, flush=True))
+        took = time.perf_counter() - t0
+    except Exception as e:  # noqa: BLE001 - one line
+        print(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+              file=sys.stderr)
+        return 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    text = (_header(prof, workers, quick, repeats) + markdown(rows)
+            + f"\n\nRan in {took:.0f} s; 1-min load at the end: {load:.2f}.\n")
+    write_csv(rows, out / "validate.csv")
+    from reproduce.store import atomic_write
+
+    atomic_write(out / "validate.md", text)
+    print(text)
+    print(f"wrote {out / 'validate.csv'} and {out / 'validate.md'}")
+    return 0

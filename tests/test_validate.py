@@ -1,0 +1,101 @@
+"""``python -m reproduce validate`` (reproduce/validate.py): every strategy measured and
+emulated, the ratio and its verdict, the oversubscribed label, a negative control."""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+
+import pytest
+
+from engine.perfmodel import FREE, MachineProfile
+from reproduce import validate as V
+
+SLOW = MachineProfile("slow", 10e-3, 1e6, "test: 10 ms a message step, 1 MB/s")
+PARTITION = "network partition"  # one barrier per pattern: the collective-bound strategy
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return V.validate(workers=2, quick=True, repeats=1)
+
+
+def test_a_row_per_strategy_at_P2_with_both_times_and_their_ratio(rows):
+    at2 = [r for r in rows if r["P"] == 2]
+    assert [r["strategy"] for r in at2] == list(V.STRATEGIES)
+    for r in at2:
+        assert math.isfinite(r["measured_s"]) and r["measured_s"] > 0
+        assert math.isfinite(r["emulated_s"]) and r["emulated_s"] > 0
+        assert r["emulated_over_measured"] == pytest.approx(r["emulated_s"] / r["measured_s"])
+        assert r["condition"] == ("measured" if V.cores() >= 2 else "oversubscribed")
+        assert r["profile"] == "here" and r["verdict"]
+    assert {r["P"] for r in rows} == {1, 2}  # P = 1: the serial reference of each
+
+
+def test_markdown_has_every_row(rows):
+    lines = V.markdown(rows).splitlines()
+    assert len(lines) == 2 + len(rows)
+    for r, line in zip(rows, lines[2:]):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[:5] == [r["strategy"], r["paper"], r["instance"], str(r["P"]), r["condition"]]
+        assert cells[7] == f"{r['emulated_over_measured']:.2g}" and cells[-1] == r["verdict"]
+
+
+def test_csv_round_trip(rows, tmp_path):
+    V.write_csv(rows, tmp_path / "v.csv")
+    with open(tmp_path / "v.csv", newline="") as f:
+        back = list(csv.DictReader(f))
+    assert [b["strategy"] for b in back] == [r["strategy"] for r in rows]
+    assert [float(b["emulated_over_measured"]) for b in back] == pytest.approx(
+        [r["emulated_over_measured"] for r in rows], rel=1e-5)
+
+
+def test_verdict_against_the_tolerance():
+    assert V.verdict(1.19, 0.0, "measured") == "ok"
+    assert V.verdict(0.5, 0.0, "measured") == "optimistic"
+    assert V.verdict(1.5, 0.3, "measured") == "pessimistic, noisy"
+    assert "not scaling" in V.verdict(1.0, 0.0, "oversubscribed")
+
+
+def test_latency_costs_emulated_time_and_moves_the_ratio_off_1():
+    """Negative control: under a zero-cost profile every strategy's emulated time is at most
+    its time under α = 10 ms, and the collective-bound strategy's ratio is far from 1."""
+    for case in V.cases(quick=True):
+        assert case.run("emulated", 2, FREE)[0] <= case.run("emulated", 2, SLOW)[0], case.strategy
+    r = [r for r in V.validate(workers=2, quick=True, repeats=1, profile=SLOW, only=[PARTITION])
+         if r["P"] == 2][0]
+    assert r["emulated_over_measured"] > 5 and r["verdict"].startswith("pessimistic")
+
+
+def test_more_workers_than_cores_are_labelled_oversubscribed(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert V.cores() == 1
+    rows = V.validate(workers=2, quick=True, repeats=1, profile=FREE, only=[PARTITION])
+    assert [(r["P"], r["condition"]) for r in rows] == [(1, "measured"), (2, "oversubscribed")]
+    assert "not scaling" in rows[1]["verdict"]
+    assert "| oversubscribed |" in V.markdown(rows)
+
+
+def _args(tmp_path, **kw):
+    return argparse.Namespace(**{"workers": 2, "profile": FREE, "quick": True, "out": tmp_path,
+                                 **kw})
+
+
+def test_main_prints_and_writes_the_table(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(V, "STRATEGIES", {PARTITION: V.STRATEGIES[PARTITION]})
+    assert V.main(_args(tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "| network partition |" in out and "profile: `none`" in out
+    assert (tmp_path / "validate.csv").exists()
+    assert "| network partition |" in (tmp_path / "validate.md").read_text()
+
+
+def test_main_exits_1_on_a_failure(monkeypatch, tmp_path, capsys):
+    def broken(quick):
+        def run(backend, P, profile):
+            raise RuntimeError("boom")
+        return V.Case("broken", "-", "-", run)
+
+    monkeypatch.setattr(V, "STRATEGIES", {"broken": broken})
+    assert V.main(_args(tmp_path)) == 1
+    assert "boom" in capsys.readouterr().err
