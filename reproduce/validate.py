@@ -33,6 +33,11 @@ measured rows are labelled ``oversubscribed`` in their condition: processes then
 share cores, a spin barrier waits for descheduled peers, and such a row is a
 measurement of oversubscription, never of scaling; its verdict says so.
 
+The comparison means what it says when the profile describes this machine
+(``here``, or a profile calibrated on it); under another machine's profile the
+emulated column is that machine's prediction and the ratio includes its speed
+ratio (printed in the header).
+
 This command exits 0 whenever it ran, whatever the verdicts: they are
 information. On a host with many cores the table is the emulator's acceptance
 test, read by a person; on a 2-core machine it checks P = 2 only. It exits 1 on
@@ -96,12 +101,13 @@ def _from_log(log: np.ndarray, wall: float) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Case:
-    """One strategy on one small instance: ``run(backend, P, profile)`` -> (timed s, wall s)."""
+    """One strategy on one small instance: ``run(backend, P, profile)`` -> (timed s, wall s).
+    ``strategy`` is its name in :data:`STRATEGIES` (set by :func:`cases`)."""
 
-    strategy: str
     paper: str
     instance: str
     run: Callable[[str, int, MachineProfile | None], tuple[float, float]]
+    strategy: str = ""
 
 
 # ---- the strategies, each on a small instance --------------------------------------------------
@@ -123,7 +129,7 @@ def _ppt(quick: bool) -> Case:
             backend=backend, profile=profile, init_scale=S.init_scale))
 
     sizes = "-".join(map(str, S.sizes))
-    return Case("pattern-parallel (PPT)", "paper3",
+    return Case("paper3",
                 f"parity {S.bits}, {sizes}, local epoch {m}, {epochs} epochs", run)
 
 
@@ -155,7 +161,7 @@ def _quicknet(kind: str, quick: bool) -> Case:
                   backend=backend, profile=profile)
         return _from_log(r["log"], r["wall"])
 
-    return Case(kind, "paper1", f"speech {corpus.n_frames} frames, 156-400-56, bunch {B}, "
+    return Case("paper1", f"speech {corpus.n_frames} frames, 156-400-56, bunch {B}, "
                 f"{_n(epochs, 'epoch')}", run)
 
 
@@ -179,7 +185,7 @@ def _node(quick: bool) -> Case:
             X, T, sizes=sizes, activation=S.activation, params=net.params, workers=P,
             backend=backend, passes="forward", profile=profile))
 
-    return Case("node-parallel", "paper4",
+    return Case("paper4",
                 f"{sizes[0]}-{width}×{len(sizes) - 1}, forward, {n} patterns", run)
 
 
@@ -211,7 +217,7 @@ def _partition(quick: bool) -> Case:
                          preps=preps, blocks=NP.split_even(net.n_hidden, P), repeats=repeats)
         return _from_log(np.stack([r["log"] for r in res], axis=1), max(r["wall"] for r in res))
 
-    return Case("network partition", "paper0",
+    return Case("paper0",
                 f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
                 f"{int(data.lengths.sum())} patterns × {repeats}", run)
 
@@ -230,7 +236,7 @@ def _sequence(quick: bool) -> Case:
                      iterations=iters, chunk=4, backend=backend, profile=profile)
         return _from_record(r["record"])
 
-    return Case("sequence partition (CG)", "paper0",
+    return Case("paper0",
                 f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
                 f"{iters} CG iterations", run)
 
@@ -253,8 +259,7 @@ def _bucketed(scheme: str, quick: bool) -> Case:
                                            cfg=cfg, seed=1, workers=P, backend=backend,
                                            profile=profile))
 
-    what = "gradient allreduce" if scheme == "allreduce" else "model averaging"
-    return Case(f"bucketed ({what})", "paper2",
+    return Case("paper2",
                 f"LSTM 3-16-{len(ALPHABET) + 1}, {len(tr)} handwriting sequences, "
                 f"batch 2, {_n(epochs, 'epoch')}", run)
 
@@ -376,8 +381,11 @@ def write_csv(rows: list[dict], path: Path) -> None:
     atomic_write(Path(path), buf.getvalue())
 
 
-def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int) -> str:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load: float) -> str:
     return "\n".join([
         f"# Emulator validation ({'quick' if quick else 'default'} instances)", "",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; cores here: "
@@ -394,10 +402,11 @@ def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int) -> st
 
 def main(args, comm=None) -> int:
     """Run the validation for ``args`` (workers, profile, quick, out), print the table and write
-    validate.csv and validate.md under ``args.out`` (default results/validate/). 0 when it ran."""
+    validate.csv and validate.md under ``args.out`` (default results/validate/). 0 when it ran,
+    1 on a failure (one line on stderr)."""
     import sys
 
-    from reproduce.store import check_writable
+    from reproduce.store import atomic_write, check_writable
 
     if comm is not None and comm.size > 1:
         if comm.rank == 0:
@@ -408,24 +417,21 @@ def main(args, comm=None) -> int:
     workers = getattr(args, "workers", None) or cores()
     quick = bool(getattr(args, "quick", False))
     repeats = 1 if quick else 3
+    load0, t0 = _load(), time.perf_counter()
     try:
         check_writable(out)
         prof = _profile_or_here(getattr(args, "profile", None))
-        t0 = time.perf_counter()
         rows = validate(workers=workers, profile=prof, quick=quick, repeats=repeats,
                         progress=lambda s: print(s, file=sys.stderr, flush=True))
-        took = time.perf_counter() - t0
+        text = (_header(prof, workers, quick, repeats, load0) + markdown(rows)
+                + f"\n\nRan in {time.perf_counter() - t0:.0f} s; 1-min load at the end: "
+                f"{_load():.2f}.\n")
+        write_csv(rows, out / "validate.csv")
+        atomic_write(out / "validate.md", text)
     except Exception as e:  # noqa: BLE001 - one line
         print(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
               file=sys.stderr)
         return 1
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    text = (_header(prof, workers, quick, repeats) + markdown(rows)
-            + f"\n\nRan in {took:.0f} s; 1-min load at the end: {load:.2f}.\n")
-    write_csv(rows, out / "validate.csv")
-    from reproduce.store import atomic_write
-
-    atomic_write(out / "validate.md", text)
     print(text)
     print(f"wrote {out / 'validate.csv'} and {out / 'validate.md'}")
     return 0

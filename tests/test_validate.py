@@ -94,7 +94,7 @@ def test_main_exits_1_on_a_failure(monkeypatch, tmp_path, capsys):
     def broken(quick):
         def run(backend, P, profile):
             raise RuntimeError("boom")
-        return V.Case("broken", "-", "-", run)
+        return V.Case("-", "-", run)
 
     monkeypatch.setattr(V, "STRATEGIES", {"broken": broken})
     assert V.main(_args(tmp_path)) == 1
