@@ -385,15 +385,24 @@ def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
+def _describe(prof: MachineProfile) -> str:
+    """The numbers behind a profile's emulated times, in a few words."""
+    if prof.calibrated:
+        Ps = sorted({P for t in prof.coll.values() for P in t})
+        return (f"collectives measured at P = {', '.join(map(str, Ps))}; contention of "
+                f"{', '.join(sorted(prof.contention)) or 'no kernel'}; compute ratio "
+                f"{prof.compute_ratio:.3g}")
+    return f"α = {prof.latency_s * 1e6:.3g} µs, β = {prof.bandwidth_Bps / 1e9:.3g} GB/s"
+
+
 def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load: float) -> str:
     return "\n".join([
         f"# Emulator validation ({'quick' if quick else 'default'} instances)", "",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; cores here: "
         f"{cores()}; P = 1..{workers}; 1-min load at start: {load:.2f}",
-        f"- profile: `{prof.name}` ({prof.source}"
-        + (f"; compute ratio {prof.compute_ratio:.3g}" if prof.compute_ratio != 1 else "") + ")",
+        f"- profile: `{prof.name}`: {_describe(prof)} ({prof.source})",
         f"- times: the slowest worker's timed region (compute + collectives), median of "
-        f"{repeats} runs, measured on local processes and emulated interleaved",
+        f"{_n(repeats, 'run')}, measured on local processes and emulated interleaved",
         f"- verdict: ok when emulated / measured is within ±{TOLERANCE:.0%} of 1; optimistic "
         "below (the emulator predicts faster than measured), pessimistic above; noisy when the "
         "measured runs spread by more than that; P = 1 is the serial reference",
