@@ -31,7 +31,12 @@ its ratio checks the compute timing and the profile's speed ratio alone.
 With more workers than cores here (``--workers`` above the core count) the
 measured rows are labelled ``oversubscribed`` in their condition: processes then
 share cores, a spin barrier waits for descheduled peers, and such a row is a
-measurement of oversubscription, never of scaling; its verdict says so.
+measurement of oversubscription, never of scaling; its verdict says so. On a
+machine shared with other work, a row with more workers than *free* cores (the
+cores less the 1-minute load average at the start, rounded: :func:`busy_cores`)
+is labelled ``shared``: its workers competed with that work for cores, so it is
+no clean measurement of scaling either (the label is conservative: load this
+command left behind counts too).
 
 The comparison means what it says when the profile describes this machine
 (``here``, or a profile calibrated on it); under another machine's profile the
@@ -64,7 +69,7 @@ import numpy as np
 from engine.perfmodel import MachineProfile
 
 TOLERANCE = 0.20  # |emulated / measured − 1| ≤ this: ok
-COLUMNS = ["strategy", "paper", "instance", "P", "condition", "repeats", "measured_s",
+COLUMNS = ["strategy", "paper", "instance", "P", "condition", "busy_cores", "repeats", "measured_s",
            "measured_min_s", "measured_max_s", "measured_wall_s", "emulated_s", "emulated_min_s",
            "emulated_max_s", "emulated_over_measured", "verdict", "measured_speedup",
            "emulated_speedup", "profile"]
@@ -76,6 +81,22 @@ def cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         n = min(n, len(os.sched_getaffinity(0)))
     return max(1, n)
+
+
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def busy_cores() -> int:
+    """Cores other work keeps busy now: the 1-minute load average, rounded (0 if unknown)."""
+    load = _load()
+    return int(round(load)) if math.isfinite(load) else 0
+
+
+def condition(P: int, ncores: int, busy: int) -> str:
+    """``measured`` | ``shared`` (more workers than free cores) | ``oversubscribed`` (more
+    workers than cores)."""
+    return "oversubscribed" if P > ncores else "shared" if P > ncores - busy else "measured"
 
 
 # ---- what one run gives ---------------------------------------------------------------------
@@ -288,7 +309,7 @@ def cases(quick: bool = False, only=None) -> list[Case]:
 # ---- running and judging -----------------------------------------------------------------------
 def verdict(ratio: float, spread: float, condition: str) -> str:
     """``ok`` | ``optimistic`` | ``pessimistic`` against :data:`TOLERANCE`, ``noisy`` added when
-    the measured spread exceeds it; oversubscribed rows are not judged as scaling."""
+    the measured spread exceeds it; oversubscribed and shared rows say so."""
     if not math.isfinite(ratio):
         return "failed"
     v = "ok" if abs(ratio - 1) <= TOLERANCE else "optimistic" if ratio < 1 else "pessimistic"
@@ -296,6 +317,8 @@ def verdict(ratio: float, spread: float, condition: str) -> str:
         v += ", noisy"
     if condition == "oversubscribed":
         v = f"oversubscribed ({v}): not scaling"
+    elif condition == "shared":
+        v = f"shared ({v}): other work held cores"
     return v
 
 
@@ -308,21 +331,23 @@ def _profile_or_here(profile):
 
 
 def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool = False,
-             repeats: int = 3, only=None, progress: Callable[[str], None] | None = None
-             ) -> list[dict]:
+             repeats: int = 3, only=None, busy: int | None = None,
+             progress: Callable[[str], None] | None = None) -> list[dict]:
     """Rows of the validation table: every strategy (:func:`cases`; ``only``: those named)
     at P = 1..``workers``, measured on the local backend and emulated under ``profile``
     (None: ``here``, measured now). ``repeats`` runs of each (median); ``quick``: smaller
-    instances; ``progress`` gets a line per row."""
+    instances; ``busy``: cores other work holds (None: :func:`busy_cores` now), for the
+    ``shared`` label; ``progress`` gets a line per row."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    busy = busy_cores() if busy is None else busy
     prof = _profile_or_here(profile)
     ncores = cores()
     rows = []
     for case in cases(quick, only):
         base = {}
         for P in range(1, workers + 1):
-            condition = "measured" if P <= ncores else "oversubscribed"
+            cond = condition(P, ncores, busy)
             meas, walls, emus = [], [], []
             for _ in range(repeats):  # interleaved: load on a shared machine hits both alike
                 t, w = case.run("local", P, None)
@@ -336,11 +361,11 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 base = {"m": m, "e": e}
             rows.append({
                 "strategy": case.strategy, "paper": case.paper, "instance": case.instance,
-                "P": P, "condition": condition, "repeats": repeats, "measured_s": m,
+                "P": P, "condition": cond, "busy_cores": busy, "repeats": repeats, "measured_s": m,
                 "measured_min_s": min(meas), "measured_max_s": max(meas),
                 "measured_wall_s": float(np.median(walls)), "emulated_s": e,
                 "emulated_min_s": min(emus), "emulated_max_s": max(emus),
-                "emulated_over_measured": ratio, "verdict": verdict(ratio, spread, condition),
+                "emulated_over_measured": ratio, "verdict": verdict(ratio, spread, cond),
                 "measured_speedup": base["m"] / m if base and m > 0 else float("nan"),
                 "emulated_speedup": base["e"] / e if base and e > 0 else float("nan"),
                 "profile": prof.name})
@@ -381,10 +406,6 @@ def write_csv(rows: list[dict], path: Path) -> None:
     atomic_write(Path(path), buf.getvalue())
 
 
-def _load() -> float:
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-
-
 def _describe(prof: MachineProfile) -> str:
     """The numbers behind a profile's emulated times, in a few words."""
     if prof.calibrated:
@@ -395,18 +416,21 @@ def _describe(prof: MachineProfile) -> str:
     return f"α = {prof.latency_s * 1e6:.3g} µs, β = {prof.bandwidth_Bps / 1e9:.3g} GB/s"
 
 
-def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load: float) -> str:
+def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load: float,
+            busy: int) -> str:
     return "\n".join([
         f"# Emulator validation ({'quick' if quick else 'default'} instances)", "",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; cores here: "
-        f"{cores()}; P = 1..{workers}; 1-min load at start: {load:.2f}",
+        f"{cores()}; P = 1..{workers}; 1-min load at start: {load:.2f} ({busy} of {cores()} "
+        "cores counted busy)",
         f"- profile: `{prof.name}`: {_describe(prof)} ({prof.source})",
         f"- times: the slowest worker's timed region (compute + collectives), median of "
         f"{_n(repeats, 'run')}, measured on local processes and emulated interleaved",
         f"- verdict: ok when emulated / measured is within ±{TOLERANCE:.0%} of 1; optimistic "
         "below (the emulator predicts faster than measured), pessimistic above; noisy when the "
         "measured runs spread by more than that; P = 1 is the serial reference",
-        "- rows with more workers than cores are `oversubscribed`: not measured scaling", "", ""])
+        "- rows with more workers than cores are `oversubscribed`, with more than the free cores "
+        "`shared`: neither is a clean measurement of scaling", "", ""])
 
 
 def main(args, comm=None) -> int:
@@ -426,13 +450,13 @@ def main(args, comm=None) -> int:
     workers = getattr(args, "workers", None) or cores()
     quick = bool(getattr(args, "quick", False))
     repeats = 1 if quick else 3
-    load0, t0 = _load(), time.perf_counter()
+    load0, busy, t0 = _load(), busy_cores(), time.perf_counter()
     try:
         check_writable(out)
         prof = _profile_or_here(getattr(args, "profile", None))
-        rows = validate(workers=workers, profile=prof, quick=quick, repeats=repeats,
+        rows = validate(workers=workers, profile=prof, quick=quick, repeats=repeats, busy=busy,
                         progress=lambda s: print(s, file=sys.stderr, flush=True))
-        text = (_header(prof, workers, quick, repeats, load0) + markdown(rows)
+        text = (_header(prof, workers, quick, repeats, load0, busy) + markdown(rows)
                 + f"\n\nRan in {time.perf_counter() - t0:.0f} s; 1-min load at the end: "
                 f"{_load():.2f}.\n")
         write_csv(rows, out / "validate.csv")
