@@ -108,3 +108,16 @@ def test_main_exits_1_on_a_failure(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(V, "STRATEGIES", {"broken": broken})
     assert V.main(_args(tmp_path)) == 1
     assert "boom" in capsys.readouterr().err
+
+
+def test_workers_beyond_what_an_instance_splits_over_are_not_run(monkeypatch):
+    def tiny(quick):
+        def run(backend, P, profile):
+            assert P <= 1, "run beyond max_P"
+            return 0.01, 0.01
+        return V.Case("-", "-", run, max_P=1)
+
+    monkeypatch.setattr(V, "STRATEGIES", {"tiny": tiny})
+    rows = V.validate(workers=2, quick=True, repeats=1, profile=FREE, busy=0)
+    assert rows[1]["verdict"].startswith("n/a") and math.isnan(rows[1]["emulated_s"])
+    assert "| n/a: the instance splits over at most 1 |" in V.markdown(rows)
