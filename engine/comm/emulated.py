@@ -38,8 +38,8 @@ from engine.comm.base import Communicator, WorkerError
 class _Group:
     """What the P emulated workers share: the pending collective and the virtual clocks."""
 
-    def __init__(self, size: int, profile):
-        self.size, self.profile = size, profile
+    def __init__(self, size: int, profile, kernel: str = "small"):
+        self.size, self.profile, self.kernel = size, profile, kernel
         self.scheduler = getcurrent()
         self.vt = np.zeros(size)  # (P,) virtual time of each worker
         self.arrive = np.zeros(size)  # (P,) virtual arrival time at the pending collective
@@ -69,7 +69,8 @@ class _Group:
         else:
             self.result = None
         if timed:
-            end = (self.arrive.max() + self.profile.sync_wait(self.size, float(self.seg.mean()))
+            end = (self.arrive.max() + self.profile.sync_wait(self.size, float(self.seg.mean()),
+                                                                self.kernel)
                    + self.profile.collective_time(op, self.size, nbytes))
             self.charge = end - self.arrive
             self.vt[:] = end
@@ -84,7 +85,8 @@ class EmulatedComm(Communicator):
         super().__init__()
         self.rank, self.size = rank, group.size
         self.g = group
-        self.clock.scale = group.profile.compute_scale(group.size)  # compute → the profile's machine
+        # compute → the profile's machine (speed ratio × contention of the reference kernel)
+        self.clock.scale = group.profile.compute_scale(group.size, group.kernel)
 
     def _collective(self, op: str, data, nbytes: int, seg: float, root: int = 0):
         """Deposit this worker's part, hand over to the scheduler, return the result."""
@@ -138,9 +140,13 @@ class EmulatedComm(Communicator):
         return objs if self.rank == root else None
 
 
-def run_emulated(fn, size: int, *args, profile, timeout: float | None = None, **kwargs) -> list:
+def run_emulated(fn, size: int, *args, profile, timeout: float | None = None, kernel: str = "small",
+                 **kwargs) -> list:
     """Run ``fn(comm, *args, **kwargs)`` for ``size`` emulated workers; results by rank.
 
+    ``kernel`` names the profile's reference kernel whose contention and straggler
+    factors stand for this workload ("small": cache-resident layers; "gemv":
+    memory-bound matrix–vector products; "gemm"); α/β profiles ignore it.
     One BLAS thread, as each local worker gets: every worker stands for one core.
     Raises :class:`WorkerError` naming the first worker that raised, on a
     mismatch of collectives, or when the run exceeds ``timeout`` seconds
@@ -154,7 +160,7 @@ def run_emulated(fn, size: int, *args, profile, timeout: float | None = None, **
         raise ValueError(f"workers must be >= 1, got {size}")
     if profile is None:
         raise ValueError("emulated runs need a machine profile")
-    group = _Group(size, profile)
+    group = _Group(size, profile, kernel)
     comms = [EmulatedComm(r, group) for r in range(size)]
     workers = [greenlet(fn) for _ in range(size)]
     results: list = [None] * size

@@ -44,14 +44,15 @@ def _instrumented(comm, worker, kw: dict) -> dict:
     return res
 
 
-def run(worker, *, workers: int, backend: str, comm=None, profile=None,
+def run(worker, *, workers: int, backend: str, comm=None, profile=None, kernel: str = "small",
         max_elems: int = 1 << 16, timeout: float | None = None, **kw) -> list[dict] | None:
     """Run ``worker(comm, **kw)`` on ``workers`` workers of ``backend``.
 
     Returns the workers' result dicts in rank order, each with ``log`` (rounds, 3)
     and ``wall`` added; None on MPI ranks other than 0. ``comm`` is the MPI
     communicator (exactly ``workers`` ranks), ``profile`` the machine profile
-    of an emulated run, ``max_elems`` the largest message of a local run in
+    of an emulated run and ``kernel`` the profile's reference kernel that stands for
+    the workload (:func:`engine.comm.emulated.run_emulated`), ``max_elems`` the largest message of a local run in
     float64 elements, ``timeout`` a deadline for the whole run.
     """
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
@@ -72,7 +73,8 @@ def run(worker, *, workers: int, backend: str, comm=None, profile=None,
     if backend == "emulated":
         from engine.comm.emulated import run_emulated
 
-        return run_emulated(_instrumented, int(workers), *args, profile=profile, timeout=timeout)
+        return run_emulated(_instrumented, int(workers), *args, profile=profile, timeout=timeout,
+                            kernel=kernel)
     raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
 
 

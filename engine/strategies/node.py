@@ -319,8 +319,9 @@ def train_node_parallel(X, T, *, sizes, activation: str, params: np.ndarray, wor
     P = int(workers)
     check_fits(sizes, P, B=bunch, emulated=backend == "emulated")
     kmax = max(LinearDistribution(int(s), P).max_count for s in sizes)
+    # emulated: a calibrated profile's memory-bound kernel stands for matrix–vector layers
     res = driver.run(node_worker, workers=P, backend=backend, comm=comm, profile=profile,
-                     max_elems=bunch * kmax, sizes=sizes, activation=activation, params=params,
+                     kernel="gemv", max_elems=bunch * kmax, sizes=sizes, activation=activation, params=params,
                      X=X, T=T, cfg=cfg, epochs=epochs, bunch=bunch, passes=passes, keep=keep)
     if res is None:
         return None
