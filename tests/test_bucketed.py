@@ -166,3 +166,16 @@ def test_both_schemes_are_data_parallel_configurations(scheme):
     wrong = replace(dp, beta=0.0) if scheme == "allreduce" else replace(dp, bounds_from="items")
     bad = serial_reference(net_maker(data, K, cfg), train, wrong, workers=3, seed=4)
     assert np.max(np.abs(emu.params - bad)) > 1e-6
+
+
+def test_model_averaging_refuses_a_worker_without_sequences():
+    """Eq. (3) over P workers needs a sequence for each; one short of that is refused
+    up front with the counts (it crashed inside the batching), P = len works."""
+    data, K, tr, va, cfg = small_problem("average")
+    prof = MachineProfile("test", 0.0, float("inf"), "test")
+    with pytest.raises(ValueError, match=f"needs at least 4 training sequences .* got 3"):
+        train_bucketed(data, K, train_idx=tr[:3], val_idx=va, cfg=replace(cfg, epochs=1), seed=5,
+                       workers=4, backend="emulated", profile=prof)
+    rec = train_bucketed(data, K, train_idx=tr[:4], val_idx=va, cfg=replace(cfg, epochs=1), seed=5,
+                         workers=4, backend="emulated", profile=prof)
+    assert rec.workers == 4

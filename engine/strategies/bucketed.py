@@ -221,6 +221,10 @@ def train_bucketed(data: SeqData, n_out: int, *, train_idx, val_idx, cfg: SeqCon
     One round per epoch; ``val_loss`` is the mean CTC loss per validation sequence after
     each epoch."""
     train_idx = np.asarray(train_idx)
+    if cfg.scheme == "average" and len(train_idx) < workers:  # eq. (3) would average in a
+        # worker that never trained (its portion of the training sequences is empty)
+        raise ValueError(f"model averaging on {workers} workers needs at least {workers} training "
+                         f"sequences (one per worker), got {len(train_idx)}")
     make_net = net_maker(data, n_out, cfg)
     n_par = LSTM(data.n_in, cfg.n_hidden, n_out).n_params
     hooks = Validation(data, val_idx, epochs=cfg.epochs, average=cfg.scheme == "average")
