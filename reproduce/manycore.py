@@ -536,7 +536,10 @@ def compare(paper: str, emulate, *, hosts=HOSTS, profiles: dict | None = None) -
             out.append({"paper": paper, "host": host, "profile": prof.name,
                         "compute_ratio": prof.compute_ratio, "P": r["P"], "config": cfg,
                         "measured": r["speedup"], "measured_comm_share": r.get("comm_share"),
+                        "measured_time_s": (r["time_s"][0] if "time_s" in r else
+                                            r["time_ms"] * 1e-3 if "time_ms" in r else None),
                         "emulated": e["speedup"], "emulated_comm_share": e["comm_share"],
+                        "emulated_time_s": e.get("time_s"),
                         "runs": e["runs"], "ratio": ratio, "target": tg,
                         "met": None if tg is None else bool(tg[0] <= ratio <= tg[1]),
                         "effects": {n: em[n][k]["speedup"] for n in EFFECTS if k in em[n]}})
@@ -572,6 +575,25 @@ def _pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
 
 
+def _t(x) -> str:
+    """Seconds in words: ms below 1 s."""
+    return "–" if x is None else f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
+
+
+def _split(c: dict) -> str:
+    """The measured and the model's time, split into compute and communication (+ wait)
+    where the host measured a communication share."""
+    mt, et = c.get("measured_time_s"), c.get("emulated_time_s")
+    if mt is None or et is None:
+        return ""
+    ms, es = c["measured_comm_share"], c["emulated_comm_share"]
+    if ms is None:
+        return f"; time measured {_t(mt)} against the model's {_t(et)}"
+    return (f"; time measured {_t(mt)} (compute {_t(mt * (1 - ms))}, communication {_t(mt * ms)}) "
+            f"against the model's {_t(et)} (compute {_t(et * (1 - es))}, communication and straggler "
+            f"wait {_t(et * es)}); the model's absolute times carry its compute ratio's error")
+
+
 def missed_sentence(c: dict) -> str:
     """For a record whose target is missed: which way the model errs, and what each effect
     contributes, from the speedups with one effect off (measured, not guessed)."""
@@ -579,9 +601,7 @@ def missed_sentence(c: dict) -> str:
     eff = {n: v for n, v in c["effects"].items() if n not in ("model", "compute_only")}
     head = (f"{label(c['config'])}, P = {c['P']} on {c['host']}: emulated {e:.3g}× against "
             f"measured {m:.3g}× ({c['ratio']:.2f}, target {c['target'][2]})")
-    share = (f"; communication share measured {_pct(c['measured_comm_share'])}, model "
-             f"{_pct(c['emulated_comm_share'])} (collectives + straggler wait)"
-             if c["measured_comm_share"] is not None else "")
+    share = _split(c)
     if c["ratio"] < 1:
         gap = {n: abs(math.log(v / m)) for n, v in eff.items()}
         best = [n for n in eff if gap[n] <= min(gap.values()) + 0.01]
@@ -632,14 +652,15 @@ def section(paper: str, records: list[dict], *, profiles: dict | None = None) ->
                   f"this machine's). Source: {prof.source.split('. Derived')[0]}.", ""]
         effs = [n for n in EFFECTS if n != "model"]
         L += ["| configuration | P | measured (min–max) | emulated | emulated / measured | target "
-              "| met | comm share measured / model | " + " | ".join(effs) + " |",
-              "|" + "---|" * (9 + len(effs))]
+              "| met | time measured / model | comm share measured / model | " + " | ".join(effs) + " |",
+              "|" + "---|" * (10 + len(effs))]
         for c in rs:
             m, lo, hi = c["measured"]
             tg = c["target"]
             L.append(f"| {label(c['config'])} | {c['P']} | {m:.3g} ({lo:.3g}–{hi:.3g}) | "
                      f"{c['emulated']:.3g} | {c['ratio']:.2f} | {tg[2] if tg else '–'} | "
                      f"{'–' if c['met'] is None else 'yes' if c['met'] else '**no**'} | "
+                     f"{_t(c.get('measured_time_s'))} / {_t(c.get('emulated_time_s'))} | "
                      f"{_pct(c['measured_comm_share'])} / {_pct(c['emulated_comm_share'])} | "
                      + " | ".join(f"{c['effects'][n]:.3g}" for n in effs) + " |")
         L.append("")

@@ -48,6 +48,7 @@ def test_paper3_composition_by_hand():
     assert r["runs"] == 3
     assert r["speedup"] == pytest.approx(4.0 * 2.0 / times[1], rel=1e-12)  # median serial × ratio
     assert r["comm_share"] == pytest.approx((0.45 + 200 * 2e-5) / times[1], rel=1e-12)
+    assert r["time_s"] == pytest.approx(times[1], rel=1e-12)  # on that machine
 
 
 def _p4_results():
@@ -63,11 +64,13 @@ def test_paper4_composition_by_hand():
     e = p4_emulated(_p4_results(), H)
     k = M.key(2, passes="forward", width=512)
     assert list(e) == [k]
-    sp = []
+    sp, ts = [], []
     for serial, c in ((0.010, 0.004), (0.012, 0.005), (0.011, 0.006)):
         cs = c * 2.0 * 1.2  # compute ratio × gemv contention at P = 2
-        sp.append(serial * 2.0 / (cs + 0.05 * cs + 6 * 2e-5))
+        ts.append(cs + 0.05 * cs + 6 * 2e-5)
+        sp.append(serial * 2.0 / ts[-1])
     assert e[k]["speedup"] == pytest.approx(sorted(sp)[1], rel=1e-12)  # median over runs
+    assert e[k]["time_s"] == pytest.approx(sorted(ts)[1], rel=1e-12)
     assert e[k]["runs"] == 3
 
 

@@ -50,9 +50,9 @@ def validation_pairs(results, profile: MachineProfile) -> list[dict]:
 def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS) -> dict:
     """The emulated twins of the many-core hosts' PPT runs on ``profile``, from this run's
     compute-only emulated runs and serial runs of ``seeds`` (converged ones):
-    {manycore.key(P, local_epoch=m): {"speedup", "comm_share", "runs"}}, speedup = median
-    serial here × the profile's compute ratio / median emulated time (as the hosts' reports
-    take it: serial median / PPT median)."""
+    {manycore.key(P, local_epoch=m): {"speedup", "time_s", "comm_share", "runs"}}, speedup =
+    median serial here × the profile's compute ratio / median emulated time (as the hosts'
+    reports take it: serial median / PPT median), time_s that median emulated time."""
     serial = [res["time_s"] for t, res in results
               if t.name == "serial" and "init" not in t.params and t.params["seed"] in seeds
               and res["converged"]]
@@ -65,10 +65,12 @@ def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS)
     if not serial:
         return {}
     s = float(np.median(serial)) * profile.compute_scale(1, KERNEL)
-    return {manycore.key(P, local_epoch=m): {"speedup": s / float(np.median([t for t, _ in v])),
-                                             "comm_share": float(np.median([c for _, c in v])),
-                                             "runs": len(v)}
-            for (P, m), v in sorted(runs.items())}
+    out = {}
+    for (P, m), v in sorted(runs.items()):
+        t = float(np.median([t for t, _ in v]))
+        out[manycore.key(P, local_epoch=m)] = {"speedup": s / t, "time_s": t, "runs": len(v),
+                                               "comm_share": float(np.median([c for _, c in v]))}
+    return out
 
 
 def runs_frame(results, profiles) -> pd.DataFrame:

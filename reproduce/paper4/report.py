@@ -71,9 +71,9 @@ def validation_pairs(results, profile: MachineProfile, over) -> list[dict]:
 def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS) -> dict:
     """The emulated twins of the many-core hosts' node-parallel runs on ``profile``, from this
     run's compute-only emulated passes of ``seeds``: {manycore.key(P, passes=, width=):
-    {"speedup", "comm_share", "runs"}}, speedup = the median over runs of serial here × the
-    profile's compute ratio / emulated time per pass (as the hosts' reports take it: the
-    median over runs of serial / node-parallel time)."""
+    {"speedup", "time_s", "comm_share", "runs"}}, speedup = the median over runs of serial
+    here × the profile's compute ratio / emulated time per pass (as the hosts' reports take
+    it: the median over runs of serial / node-parallel time), time_s the median time per pass."""
     by: dict = {}
     for t, res in results:
         p = t.params
@@ -83,9 +83,10 @@ def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS)
             P = int(P)
             ts = emulated_time_per_pass(e, P, profile)
             by.setdefault((P, p["passes"], p["width"]), []).append(
-                (e["serial_s"] * profile.compute_scale(1, KERNEL) / ts, emulated_share(e, P, profile, ts)))
-    return {manycore.key(P, passes=ps, width=w): {"speedup": float(np.median([a for a, _ in v])),
-                                                  "comm_share": float(np.median([b for _, b in v])),
+                (e["serial_s"] * profile.compute_scale(1, KERNEL) / ts, emulated_share(e, P, profile, ts), ts))
+    return {manycore.key(P, passes=ps, width=w): {"speedup": float(np.median([a for a, _, _ in v])),
+                                                  "comm_share": float(np.median([b for _, b, _ in v])),
+                                                  "time_s": float(np.median([c for _, _, c in v])),
                                                   "runs": len(v)}
             for (P, ps, w), v in sorted(by.items())}
 
