@@ -79,3 +79,30 @@ def test_too_wide_refused_before_running(tmp_path, monkeypatch):
         run_paper(PAPER, setup=replace(TINY, widths=(20_000,)), mode="quick", workers=1,
                   backend="local", seed=1, out=tmp_path / "paper4")
     assert not (tmp_path / "paper4").exists()
+
+
+def test_alpha_beta_composition_is_the_old_one_bit_for_bit():
+    from engine.perfmodel import MachineProfile
+    from reproduce.paper4.report import emulated_share, emulated_time_per_pass
+
+    res = {"compute_per_pass_s": 0.00123456789, "exchanges": {"1024": 6, "4096": 5, "8": 1}}
+    prof = MachineProfile("t", 3.2e-6, 5.4e9, source="test")
+    for P in (2, 3, 8, 16):
+        old = res["compute_per_pass_s"] + sum(c * prof.allgather_time(P, int(b))
+                                              for b, c in res["exchanges"].items())
+        t = emulated_time_per_pass(res, P, prof)
+        assert t == old  # exactly the old formula
+        assert emulated_share(res, P, prof, t) == 1 - res["compute_per_pass_s"] / old
+
+
+def test_emulator_validation_rows(result):
+    df = pd.read_csv(result[0] / "comparison.csv", keep_default_na=False)
+    v = df[df.table == "emulator"]
+    assert list(v.condition) == ["workers=2;profile=local-calibrated"]
+    assert (v.kind == "emulated").all() and (v.reported == "").all() and v.ours.iloc[0] > 0
+    emu = df[df.table.isin(["table2", "table3"]) & (df.kind == "emulated")]
+    beyond = emu.condition.str.contains("nodes=4;")
+    assert emu[beyond].note.str.contains("beyond the measured P ≤ 2").all()
+    assert not emu[~beyond].note.str.contains("beyond the measured").any()
+    md = (result[0] / "report.md").read_text()
+    assert "## Emulator validation" in md and "**Headline.**" in md

@@ -6,16 +6,77 @@ import math
 import numpy as np
 import pandas as pd
 
+from engine.perfmodel import MachineProfile
+from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
-from reproduce.paper3.tasks import emulated_time
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
+KERNEL = "small"  # the reference kernel whose contention and straggler factors apply (parity layers)
+
+
+# ---- emulated time: compute-only runs composed with a machine profile ------------------------
+def emulated_time(res: dict, P: int, profile: MachineProfile) -> tuple[float, float]:
+    """(time s, communication share) of an emulated run on ``profile``: the Σ over rounds of
+    the slowest node's compute measured here, and one allgather of the message per round,
+    composed by ``profile.emulate`` (:func:`reproduce.manycore.compose`). With an α/β
+    profile this is Σ_rounds max_p compute + rounds · allgather_time(P, message bytes); a
+    calibrated one also scales compute (speed ratio, contention) and adds the straggler wait."""
+    t, comm = manycore.compose(profile, P, res["sum_max_compute_s"],
+                               [("allgather", res["msg_bytes"], res["rounds"])], kernel=KERNEL)
+    return t, (comm / t if t > 0 else 0.0)
+
+
+def validation_pairs(results, profile: MachineProfile) -> list[dict]:
+    """Every measured PPT run beside its emulated twin on ``profile`` (same nodes, local epoch
+    and seed, so the same numerics and rounds), both converged: dicts for
+    :func:`reproduce.report.validation_rows`."""
+    em = {(t.params["nodes"], t.params["local_epoch"], t.params["seed"]): res for t, res in results
+          if t.name == "pattern" and t.kind == "emulated" and "combine" not in t.params}
+    pairs = []
+    for t, res in results:
+        p = t.params
+        twin = em.get((p.get("nodes"), p.get("local_epoch"), p.get("seed")))
+        if t.name != "pattern" or t.kind != "measured" or twin is None:
+            continue
+        if res["converged"] and twin["converged"]:
+            pairs.append({"P": p["nodes"], "config": f"local epoch {p['local_epoch']}",
+                          "emulated_s": emulated_time(twin, p["nodes"], profile)[0],
+                          "measured_s": res["time_s"]})
+    return pairs
+
+
+def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS) -> dict:
+    """The emulated twins of the many-core hosts' PPT runs on ``profile``, from this run's
+    compute-only emulated runs and serial runs of ``seeds`` (converged ones):
+    {manycore.key(P, local_epoch=m): {"speedup", "time_s", "comm_share", "runs"}}, speedup =
+    median serial here × the profile's compute ratio / median emulated time (as the hosts'
+    reports take it: serial median / PPT median), time_s that median emulated time."""
+    serial = [res["time_s"] for t, res in results
+              if t.name == "serial" and "init" not in t.params and t.params["seed"] in seeds
+              and res["converged"]]
+    runs: dict = {}
+    for t, res in results:
+        p = t.params
+        if (t.name == "pattern" and t.kind == "emulated" and "combine" not in p
+                and p["seed"] in seeds and res["converged"]):
+            runs.setdefault((p["nodes"], p["local_epoch"]), []).append(emulated_time(res, p["nodes"], profile))
+    if not serial:
+        return {}
+    s = float(np.median(serial)) * profile.compute_scale(1, KERNEL)
+    out = {}
+    for (P, m), v in sorted(runs.items()):
+        t = float(np.median([t for t, _ in v]))
+        out[manycore.key(P, local_epoch=m)] = {"speedup": s / t, "time_s": t, "runs": len(v),
+                                               "comm_share": float(np.median([c for _, c in v]))}
+    return out
 
 
 def runs_frame(results, profiles) -> pd.DataFrame:
-    """One row per run and timing source (measured, or emulated on each profile)."""
+    """One row per run and timing source (measured, or emulated on each profile).
+    ``serial_scale``: what the serial time measured here is multiplied by to put it on the
+    source's machine (the profile's compute ratio; 1 for measured runs and α/β profiles)."""
     rows = []
     for t, res in results:
         p = t.params
@@ -25,12 +86,14 @@ def runs_frame(results, profiles) -> pd.DataFrame:
         if t.kind == "measured":
             src = "measured" if t.name == "pattern" else "measured (serial)"
             rows.append({**base, "source": src, "kind": "measured", "profile": "",
-                         "time_s": res["time_s"], "comm_share": res.get("comm_share", 0.0)})
+                         "time_s": res["time_s"], "comm_share": res.get("comm_share", 0.0),
+                         "serial_scale": 1.0})
         else:
             for prof in profiles:
                 ts, share = emulated_time(res, p["nodes"], prof)
                 rows.append({**base, "source": f"emulated ({prof.name})", "kind": "emulated",
-                             "profile": prof.name, "time_s": ts, "comm_share": share})
+                             "profile": prof.name, "time_s": ts, "comm_share": share,
+                             "serial_scale": prof.compute_scale(1, KERNEL)})
     return pd.DataFrame(rows)
 
 
@@ -47,17 +110,27 @@ def _succ(s):
     return f"{s['ok']}/{s['n']} runs converged"
 
 
-def comparison_rows(runs: pd.DataFrame, setup) -> tuple[list[dict], dict]:
+def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict], dict]:
+    """The rows for Tables 1–2 and the extra checks, and the best local epoch per (nodes,
+    source). ``over(P)``: True for a measured run that was oversubscribed (more workers than
+    cores, or an MPI world larger than the cores); its condition says ``oversubscribed=yes``."""
+    over = over or (lambda P: False)
+
+    def ov(P, kind):
+        return "yes" if kind == "measured" and over(P) else None
+
     rows, best = [], {}
     main = runs[runs.study == "main"]
     serial = main[main.name == "serial"]
     s1 = stats(serial, "time_s")
-    rows.append(R.row(NAME, "table1", "total_time", R.condition(nodes=1), "s", reported=TABLE1[0][1],
+    rows.append(R.row(NAME, "table1", "total_time", R.condition(nodes=1, oversubscribed=ov(1, "measured")),
+                      "s", reported=TABLE1[0][1],
                       ours=s1["median"], low=s1["min"], high=s1["max"], kind="measured", runs=s1["ok"],
                       note=f"serial batch; {_succ(s1)}; this machine with numpy vs the paper's "
                            f"Pentium 4 with FANN"))
     e1 = stats(serial, "epochs")
-    rows.append(R.row(NAME, "table1", "epochs_to_train", R.condition(nodes=1), "epochs",
+    rows.append(R.row(NAME, "table1", "epochs_to_train",
+                      R.condition(nodes=1, oversubscribed=ov(1, "measured")), "epochs",
                       ours=e1["median"], low=e1["min"], high=e1["max"], kind="measured", runs=e1["ok"],
                       note="serial batch; the paper gives no epoch count for 1 node"))
     pattern = main[main.name == "pattern"]
@@ -72,20 +145,25 @@ def comparison_rows(runs: pd.DataFrame, setup) -> tuple[list[dict], dict]:
             kind = g.kind.iloc[0]
             prof = g.profile.iloc[0] or None
             best[(P, src)] = m_best
-            cond = R.condition(nodes=P, local_epoch=m_best, profile=prof)
+            cond = R.condition(nodes=P, local_epoch=m_best, profile=prof, oversubscribed=ov(P, kind))
             rows.append(R.row(NAME, "table1", "total_time", cond, "s", reported=t_rep,
                               ours=s["median"], low=s["min"], high=s["max"], kind=kind, runs=s["ok"],
                               note=f"best local epoch of ours; {_succ(s)}"))
-            rows.append(R.row(NAME, "table1", "best_local_epoch", R.condition(nodes=P, profile=prof),
+            rows.append(R.row(NAME, "table1", "best_local_epoch",
+                              R.condition(nodes=P, profile=prof, oversubscribed=ov(P, kind)),
                               "patterns", reported=m_rep, ours=m_best, kind=kind, runs=s["ok"],
                               note="argmin over local epochs of the median time", tolerance=0.0))
             sp_rep = SPEEDUP_8 if P == 8 else TABLE1[0][1] / t_rep
+            sc = float(g.serial_scale.iloc[0])  # the serial run put on the profile's machine
             rows.append(R.row(
                 NAME, "table1", "speedup", cond, "x", reported=round(sp_rep, 2),
-                ours=s1["median"] / s["median"], low=s1["min"] / s["max"], high=s1["max"] / s["min"],
+                ours=s1["median"] * sc / s["median"], low=s1["min"] * sc / s["max"],
+                high=s1["max"] * sc / s["min"],
                 kind=kind, runs=s["ok"],
                 note=("paper: §5 text" if P == 8 else f"paper: derived from Table 1 (689/{t_rep:g})")
-                + "; ours: measured serial median / this median; range min/max vs max/min"))
+                + "; ours: measured serial median"
+                + (f" × the profile's compute ratio {sc:.3g}" if sc != 1.0 else "")
+                + " / this median; range min/max vs max/min"))
     g8 = pattern[pattern.nodes == 8]
     for m, e_rep, t_rep, c_rep in TABLE2:
         gm = g8[g8.local_epoch == m]
@@ -101,7 +179,7 @@ def comparison_rows(runs: pd.DataFrame, setup) -> tuple[list[dict], dict]:
         for src, g in gm.groupby("source", sort=True):
             prof = g.profile.iloc[0] or None
             st, sc = stats(g, "time_s"), stats(g, "comm_share")
-            cond = R.condition(nodes=8, local_epoch=m, profile=prof)
+            cond = R.condition(nodes=8, local_epoch=m, profile=prof, oversubscribed=ov(8, g.kind.iloc[0]))
             rows.append(R.row(NAME, "table2", "total_time", cond, "s", reported=t_rep, ours=st["median"],
                               low=st["min"], high=st["max"], kind=g.kind.iloc[0], runs=st["ok"]))
             rows.append(R.row(NAME, "table2", "comm_share", cond, "fraction", reported=c_rep,
@@ -117,11 +195,13 @@ def comparison_rows(runs: pd.DataFrame, setup) -> tuple[list[dict], dict]:
         if g.empty:
             continue
         se = stats(g, "epochs")
+        kind = "measured" if name == "serial" else "emulated"
         rows.append(R.row(NAME, "extra", "epochs_to_train",
-                          R.condition(nodes=P, local_epoch=m, **({"init": "uniform0.1"} if study == "fann0.1"
-                                                                  else {"combine": "mean"})),
+                          R.condition(nodes=P, local_epoch=m, oversubscribed=ov(P, kind),
+                                      **({"init": "uniform0.1"} if study == "fann0.1"
+                                         else {"combine": "mean"})),
                           "epochs", ours=se["median"], low=se["min"], high=se["max"],
-                          kind="measured" if name == "serial" else "emulated", runs=se["ok"],
+                          kind=kind, runs=se["ok"],
                           note=f"{what}; {_succ(se)} within the cap of {setup.max_epochs:,.0f} epochs"))
     return rows, best
 
@@ -137,9 +217,10 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
     main = runs[(runs.study == "main") & runs.converged]
     serial = main[main.name == "serial"]
     pts = [{"nodes": P, "time_s": t, "source": "paper (reported)"} for P, t, _ in TABLE1]
+    scale = main.groupby("source").serial_scale.first()  # serial put on each source's machine
     for _, r in serial.iterrows():
         for src in sorted(main[main.name == "pattern"].source.unique()):
-            pts.append({"nodes": 1, "time_s": r.time_s, "source": f"ours: {src}"})
+            pts.append({"nodes": 1, "time_s": r.time_s * scale[src], "source": f"ours: {src}"})
     for (P, src), m in best.items():
         g = main[(main.nodes == P) & (main.source == src) & (main.local_epoch == m)]
         pts += [{"nodes": P, "time_s": t, "source": f"ours: {src}"} for t in g.time_s]
@@ -188,10 +269,23 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
 def write(run, results, meta) -> dict:
     """comparison.csv, summary.json, the plots and report.md under ``run.out``; the summary."""
     out, setup, profiles, quick_shrunk = run.out, run.setup, run.context["profiles"], run.quick_shrunk
+    here = run.context.get("here") or profiles[0]
+    cores = meta.get("cpu_count")
+
+    def over(P):  # more workers than cores, or an MPI world larger than the cores
+        return R.oversubscribed(P, cores) or (run.backend == "mpi" and R.oversubscribed(run.workers, cores))
+
     runs = runs_frame(results, profiles)
-    rows, best = comparison_rows(runs, setup)
+    rows, best = comparison_rows(runs, setup, over=over)
+    pairs = [p for p in validation_pairs(results, here) if not over(p["P"])]
+    manycore.append_beyond_note(rows, here.name, pairs)
+    rows += R.validation_rows(NAME, pairs, profile=here.name)
+    hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS}
+    many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
+    rows += manycore.csv_rows(NAME, many)
     figs = plots(out, runs, best)
-    meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL}
+    meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
+            "manycore_profiles": {h: p.as_dict() for h, p in hosts.items()}}
     df = R.write_tables(out, rows, meta)
     from reproduce.paper3.text import report_markdown
 
@@ -199,5 +293,7 @@ def write(run, results, meta) -> dict:
                                                     meta=meta, figs=figs, quick_shrunk=quick_shrunk,
                                                     msg_bytes_paper=paper_message_bytes(setup),
                                                     implied={i: table2_implied(i) for i in
-                                                             ("rounds", "presentations")}))
+                                                             ("rounds", "presentations")},
+                                                    here=here, pairs=pairs, manycore_records=many,
+                                                    manycore_profiles=hosts, over=over))
     return {"meta": meta, "rows": df.to_dict(orient="records")}

@@ -1,11 +1,12 @@
 """paper3's tasks: serial and Pattern Parallel Training (PPT) runs on 8-bit parity,
-measured on local processes or MPI ranks, or emulated, and the machine profiles
-the emulated runs are composed with."""
+measured on local processes or MPI ranks, or emulated compute-only, and the machine
+profiles the emulated runs are composed with (the composition itself is report-time:
+reproduce/paper3/report.py ``emulated_time``)."""
 from __future__ import annotations
 
 from datasets.parity import parity
 from engine.nets.mlp import MLP
-from engine.perfmodel import FREE, MachineProfile, measure_here
+from engine.perfmodel import FREE, measure_here
 from engine.strategies.pattern import PPTConfig, train_pattern_parallel, worker_seeds
 from engine.strategies.serial import train_serial
 from reproduce.paper3.setup import gige2008
@@ -13,9 +14,11 @@ from reproduce.runner import Task
 
 
 def prepare(run) -> None:
-    """The profiles emulated runs are timed on: this machine (measured on rank 0) and
-    the paper's cluster (:func:`~reproduce.paper3.setup.gige2008`)."""
-    here = measure_here() if run.rank == 0 else None
+    """The profiles emulated runs are timed on: ``--profile``'s (``run.profile``), else this
+    machine measured on rank 0 (``here``); and the paper's cluster
+    (:func:`~reproduce.paper3.setup.gige2008`)."""
+    here = run.profile if run.profile is not None else measure_here() if run.rank == 0 else None
+    run.context["here"] = here  # the profile whose emulated rows are validated against measured ones
     run.context["profiles"] = [p for p in (here, gige2008(run.setup)) if p is not None]
 
 
@@ -76,11 +79,3 @@ def run_task(task: Task, comm, run) -> dict | None:
 def _common(rec) -> dict:
     return {"converged": bool(rec.converged), "rounds": int(rec.rounds), "epochs": float(rec.epochs),
             "final_mse": float(rec.final_mse)}
-
-
-def emulated_time(res: dict, P: int, profile: MachineProfile) -> tuple[float, float]:
-    """(time s, communication share) of an emulated run on ``profile``:
-    Σ_rounds max_p compute + rounds · allgather_time(P, message bytes)."""
-    comm = res["rounds"] * profile.allgather_time(P, int(res["msg_bytes"]))
-    t = res["sum_max_compute_s"] + comm
-    return t, (comm / t if t > 0 else 0.0)

@@ -4,17 +4,91 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import LOG_BASES, NodeModel, blocked_exchange_time
+from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel, blocked_exchange_time
 from engine.schedule import LinearDistribution
+from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
-from reproduce.paper4.tasks import calibrated, emulated_time_per_pass, emulation_profile, models_for
+from reproduce.paper4.tasks import calibrated, emulation_profile, models_for
 from reproduce.store import atomic_savefig, atomic_write
 
 TOL = R.DEFAULT_TOLERANCE  # Tables 2–3, §5
 TOL_TABLE1 = 0.01  # Table 1: the issue's 1 %
 PAPER_TABLE = {"forward": ("table2", TABLE2), "forward_backward": ("table3", TABLE3)}
 UNIT = NodeModel(1.0, 1.0, 1.0, "e", source="§6.2's assumption t_startup = t_data = t_a = 1")
+KERNEL = "gemv"  # the reference kernel whose contention and straggler factors apply (matrix–vector layers)
+
+
+# ---- emulated time: compute-only runs composed with a machine profile ------------------------
+def emulated_time_per_pass(res: dict, P: int, profile: MachineProfile) -> float:
+    """Σ_phases max_p compute + Σ_exchanges allgather(P, bytes), for one pass, composed by
+    ``profile.emulate`` (:func:`reproduce.manycore.compose`): with an α/β profile exactly that
+    sum with allgather_time; a calibrated one also scales compute (speed ratio, contention)
+    and adds the straggler wait.
+
+    The compute part is Σ_phases max_p (median over the timed passes of worker p's
+    compute in that phase), and the serial time it is divided by is Σ_layers median
+    over passes (reproduce/paper4/tasks.py ``_serial_passes``). On this shared machine a
+    time slice lost to another job lands in one of the P·phases timings of a pass; taken
+    pass by pass it would become that phase's maximum and charge P emulated workers with
+    what one real process suffered. The median per (phase, worker) drops it; the
+    minimum would instead pick the luckiest of many timings and overstate speedup.
+    """
+    t, _ = manycore.compose(profile, P, res["compute_per_pass_s"],
+                            [("allgather", int(b), c) for b, c in res["exchanges"].items()],
+                            kernel=KERNEL)
+    return t
+
+
+def emulated_share(res: dict, P: int, profile: MachineProfile, t: float) -> float:
+    """Communication share (collectives and straggler wait) of an emulated pass of time ``t``."""
+    return 1 - res["compute_per_pass_s"] * profile.compute_scale(P, KERNEL) / t if t > 0 else 0.0
+
+
+def validation_pairs(results, profile: MachineProfile, over) -> list[dict]:
+    """Every measured node-parallel pass time (P ≥ 2, not ``over(P)``) beside its emulated twin
+    on ``profile`` (same width, passes and seed): dicts for :func:`reproduce.report.validation_rows`."""
+    em, me = {}, []
+    for t, res in results:
+        p = t.params
+        if t.name == "sweep" and res is not None:
+            base = (p["width"], p["passes"], p["seed"])
+            em.update({(*base, int(P)): r for P, r in res["emulated"].items()})
+            me += [((*base, int(P)), r) for P, r in res["measured"].items()]
+        elif t.name == "node_mpi" and res is not None:
+            me.append(((p["width"], p["passes"], p["seed"], p["nodes"]), res))
+    pairs = []
+    for k, r in me:
+        P = k[3]
+        if P < 2 or over(P) or k not in em:
+            continue
+        pairs.append({"P": P, "config": f"{k[1].replace('_', ' + ')}, width {k[0]}",
+                      "emulated_s": emulated_time_per_pass(em[k], P, profile),
+                      "measured_s": r["time_per_pass_s"]})
+    return pairs
+
+
+def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS) -> dict:
+    """The emulated twins of the many-core hosts' node-parallel runs on ``profile``, from this
+    run's compute-only emulated passes of ``seeds``: {manycore.key(P, passes=, width=):
+    {"speedup", "time_s", "comm_share", "runs"}}, speedup = the median over runs of serial
+    here × the profile's compute ratio / emulated time per pass (as the hosts' reports take
+    it: the median over runs of serial / node-parallel time), time_s the median time per pass."""
+    by: dict = {}
+    for t, res in results:
+        p = t.params
+        if t.name != "sweep" or res is None or p["seed"] not in seeds:
+            continue
+        for P, e in res["emulated"].items():
+            P = int(P)
+            ts = emulated_time_per_pass(e, P, profile)
+            by.setdefault((P, p["passes"], p["width"]), []).append(
+                (e["serial_s"] * profile.compute_scale(1, KERNEL) / ts, emulated_share(e, P, profile, ts), ts))
+    return {manycore.key(P, passes=ps, width=w): {"speedup": float(np.median([a for a, _, _ in v])),
+                                                  "comm_share": float(np.median([b for _, b, _ in v])),
+                                                  "time_s": float(np.median([c for _, _, c in v])),
+                                                  "runs": len(v)}
+            for (P, ps, w), v in sorted(by.items())}
 
 
 # ---- Table 1 ------------------------------------------------------------------
@@ -83,9 +157,11 @@ def runs_frame(results, setup, profile) -> pd.DataFrame:
                 ts, share = r["time_per_pass_s"], r["comm_share"]
             else:
                 ts = emulated_time_per_pass(r, P, profile)
-                share = 1 - r["compute_per_pass_s"] / ts if ts > 0 else 0.0
-            rows.append({**base, "kind": kind, "nodes": P, "time_s": ts, "serial_s": r["serial_s"],
-                         "speedup": r["serial_s"] / ts, "comm_share": share,
+                share = emulated_share(r, P, profile, ts)
+            # the serial time put on the profile's machine (its compute ratio; 1 if measured or α/β)
+            serial = r["serial_s"] * (profile.compute_scale(1, KERNEL) if kind == "emulated" else 1.0)
+            rows.append({**base, "kind": kind, "nodes": P, "time_s": ts, "serial_s": serial,
+                         "speedup": serial / ts, "comm_share": share,
                          "load1": r["loadavg"][0]})
     return pd.DataFrame(rows)
 
@@ -99,7 +175,11 @@ def _spread(v):
     return float(np.median(v)), float(v.min()), float(v.max())
 
 
-def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str) -> tuple[list[dict], list]:
+def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str, *, over=None
+                  ) -> tuple[list[dict], list]:
+    """Tables 2–3: measured and emulated speedups and the models. ``over(P)``: True for a
+    measured run that was oversubscribed; its condition says ``oversubscribed=yes``."""
+    over = over or (lambda P: False)
     rows, curves = [], []
     for passes in PASSES:
         table, paper = PAPER_TABLE[passes]
@@ -108,7 +188,8 @@ def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str) -> tuple[
             med, lo, hi = _spread(g.speedup)
             prof = profile.name if kind == "emulated" else None
             cond = R.condition(nodes=P, width=w, layers=setup.layers, backend=backend if kind ==
-                               "measured" and P > 1 else None, profile=prof)
+                               "measured" and P > 1 else None, profile=prof,
+                               oversubscribed="yes" if kind == "measured" and over(P) else None)
             tmed = float(np.median(g.time_s))
             rows.append(R.row(NAME, table, "speedup", cond, "x", reported=rep.get(P), ours=med,
                               low=lo, high=hi, kind=kind, runs=len(g),
@@ -151,8 +232,10 @@ def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str) -> tuple[
     return rows, curves
 
 
-def crosscheck_rows(runs: pd.DataFrame, backend: str) -> list[dict]:
-    """Emulated / measured time for the same configuration (P ≤ cores)."""
+def crosscheck_rows(runs: pd.DataFrame, backend: str, *, over=None) -> list[dict]:
+    """Emulated / measured time for the same configuration (P ≤ cores); ``over(P)`` labels
+    the oversubscribed measured runs."""
+    over = over or (lambda P: False)
     rows = []
     for (w, passes, P), g in runs.groupby(["width", "passes", "nodes"]):
         me, em = g[g.kind == "measured"], g[g.kind == "emulated"]
@@ -160,7 +243,8 @@ def crosscheck_rows(runs: pd.DataFrame, backend: str) -> list[dict]:
             continue
         r = float(np.median(em.time_s) / np.median(me.time_s))
         rows.append(R.row(NAME, "extra", "emulated_over_measured_time",
-                          R.condition(nodes=P, width=w, passes=passes, backend=backend), "ratio",
+                          R.condition(nodes=P, width=w, passes=passes, backend=backend,
+                                      oversubscribed="yes" if over(P) else None), "ratio",
                           ours=r, kind="emulated", runs=len(g) // 2,
                           note="median emulated time / median measured time per pass; "
                                "1 means the emulation's composition (max compute + modeled "
@@ -260,28 +344,43 @@ def plots(out, curves: list, setup) -> list[str]:
 
 def write(run, results, meta) -> dict:
     """comparison.csv, summary.json, the plot and report.md under ``run.out``; the summary.
-    The emulation profile and the §6 models come from this run's calibration tasks."""
+    The emulation profile is ``--profile``'s (``run.profile``), else the allgather profile
+    calibrated by this run's tasks; the §6 models come from the calibration tasks."""
     from reproduce.paper4.text import report_markdown
 
     out, setup, backend, quick_shrunk = run.out, run.setup, run.backend, run.quick_shrunk
+    cores = meta.get("cpu_count")
+
+    def over(P):  # more workers than cores, or an MPI world larger than the cores
+        return R.oversubscribed(P, cores) or (backend == "mpi" and R.oversubscribed(run.workers, cores))
+
     cal = calibrated(results, setup)
-    profile = emulation_profile(cal, backend)
+    profile = run.profile if run.profile is not None else emulation_profile(cal, backend)
     meta = {**meta, "profile": profile.as_dict(), "calibration": cal}
     runs = runs_frame(results, setup, profile)
     sp = speedups(runs)
     rows = table1_rows()
-    r23, curves = tables23_rows(sp, setup, cal, profile, backend)
+    r23, curves = tables23_rows(sp, setup, cal, profile, backend, over=over)
+    pairs = validation_pairs(results, profile, over)
+    manycore.append_beyond_note(r23, profile.name, pairs)
     rows += r23
     typ = next((res for t, res in results if t.name == "typical"), None)
     if typ is not None:
         rows += typical_rows(typ, setup)
     rows += calibration_rows(cal, setup)
-    rows += crosscheck_rows(runs, backend)
+    rows += crosscheck_rows(runs, backend, over=over)
+    rows += R.validation_rows(NAME, pairs, profile=profile.name)
+    hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS}
+    many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
+    rows += manycore.csv_rows(NAME, many)
     figs = plots(out, curves, setup)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs,
-            "tolerance": {"table1": TOL_TABLE1, "other": TOL}, "typical_run": typ}
+            "tolerance": {"table1": TOL_TABLE1, "other": TOL}, "typical_run": typ,
+            "manycore_profiles": {h: p.as_dict() for h, p in hosts.items()}}
     df = R.write_tables(out, rows, meta)
     atomic_write(out / "report.md", report_markdown(df, sp, setup=setup, cal=cal, profile=profile,
                                                     meta=meta, figs=figs, typical=typ,
-                                                    quick_shrunk=quick_shrunk))
+                                                    quick_shrunk=quick_shrunk, pairs=pairs,
+                                                    manycore_records=many, manycore_profiles=hosts,
+                                                    over=over))
     return {"meta": meta, "rows": df.to_dict(orient="records")}

@@ -190,7 +190,8 @@ def node_measured(setup: Setup, *, width: int, passes: str, seed: int, P: int, b
 
 def node_emulated(setup: Setup, *, width: int, passes: str, seed: int, P: int) -> dict:
     """Serial passes, then the P workers emulated in this process (compute only; the
-    exchanges are composed later from a profile by :func:`emulated_time_per_pass`)."""
+    exchanges are composed later from a profile by reproduce/paper4/report.py
+    ``emulated_time_per_pass``)."""
     from threadpoolctl import threadpool_limits
 
     sizes = setup.sizes(width)
@@ -229,21 +230,6 @@ def sweep(setup: Setup, *, width: int, passes: str, seed: int, workers: int, bac
 def per_pass(x: np.ndarray, reps: int) -> np.ndarray:
     """(reps·phases, P) per-phase log rows → (reps, phases, P)."""
     return x.reshape(reps, -1, x.shape[1])
-
-
-def emulated_time_per_pass(res: dict, P: int, profile: MachineProfile) -> float:
-    """Σ_phases max_p compute + Σ_exchanges allgather_time(P, bytes), for one pass.
-
-    The compute part is Σ_phases max_p (median over the timed passes of worker p's
-    compute in that phase), and the serial time it is divided by is Σ_layers median
-    over passes (:func:`_serial_passes`). On this shared machine a time slice lost
-    to another job lands in one of the P·phases timings of a pass; taken pass by
-    pass it would become that phase's maximum and charge P emulated workers with
-    what one real process suffered. The median per (phase, worker) drops it; the
-    minimum would instead pick the luckiest of many timings and overstate speedup.
-    """
-    comm = sum(c * profile.allgather_time(P, int(b)) for b, c in res["exchanges"].items())
-    return res["compute_per_pass_s"] + comm
 
 
 # ---- §5 typical run ---------------------------------------------------------------

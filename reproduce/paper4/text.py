@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper4.setup import PASSES, TABLE1, TABLE2, TABLE3, TYPICAL_OUTPUTS
 
@@ -17,7 +18,25 @@ def _med(df, **kv):
     return float(np.median(g.speedup)) if len(g) else float("nan")
 
 
-def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_shrunk) -> str:
+def headline(sp, *, setup, profile, pairs, records) -> list[str]:
+    """The headline about the emulated figures: the widest net's forward speedup at the most
+    workers on ``profile``, whether it is within the validated range (P ≤ the largest P
+    measured here) and the emulator error there, and the same configuration against the
+    many-core hosts' real runs."""
+    w, P = max(setup.widths), max(setup.procs)
+    e = _med(sp, width=w, passes="forward", kind="emulated", nodes=P)
+    if e != e:
+        return []
+    s = (f"**Headline.** Width {w:,}, forward pass, {P} workers: the emulated speedup on profile "
+         f"`{profile.name}` is {e:.3g}× (the paper's Table 2 at width {setup.paper_width:,}: "
+         f"{dict(TABLE2)[P]}×). " + manycore.validated_range(P, pairs)
+         + manycore.against_hosts([c for c in records
+                                   if c["P"] == P and c["config"] == {"passes": "forward", "width": w}]))
+    return [s, ""]
+
+
+def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_shrunk, pairs,
+                    manycore_records, manycore_profiles, over) -> str:
     f = R.fmt
     L = ["# paper4 — Hlynsson & Schmitz (2016): node-parallel MLP training and its speedup model", ""]
     if quick_shrunk:
@@ -32,6 +51,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           f"{', '.join(f'{x:.2f}' for x in la) if la else '–'} (the machine is shared: measured "
           "speedups are ratios taken within one run). Verdicts: Table 1 cells `close` within "
           "±1 % of the paper's, everything else within ±10 %.", ""]
+    L += headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
     widths = ", ".join(f"{w:,}" for w in setup.widths)
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",
@@ -51,9 +71,12 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           f"thread per worker | not stated |",
           "| speedup | serial MLP (engine/nets/mlp.py) time / node-parallel time, same run index | "
           "not stated |",
-          f"| emulated | P > cores: every worker's compute per layer timed alone, the layer takes "
+          f"| emulated | every worker's compute per layer timed alone, the layer takes "
           f"the slowest worker plus the modeled allgather (profile `{profile.name}`: "
-          f"α = {profile.latency_s:.3g} s, β = {profile.bandwidth_Bps:.3g} B/s) | – |", ""]
+          f"α = {profile.latency_s:.3g} s, β = {profile.bandwidth_Bps:.3g} B/s"
+          + (f"; calibrated tables at P = {', '.join(map(str, profile.measured_P()))}, compute ratio "
+             f"{profile.compute_ratio:.3g}, kernel `gemv`" if profile.calibrated else "")
+          + ") | – |", ""]
 
     L += ["## Calibration (this machine)", "",
           "| parameter | value | how |", "|---|---|---|"]
@@ -101,7 +124,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "backward + update as §6.1 counts them would be (L−1)·(3n² + n) + 9L. We print the "
           "formula as it is.", ""]
 
-    L += ["## Tables 2 and 3: speedup vs processors", "",
+    L += ["## Tables 2 and 3: speedup vs processors", "", R.EMULATOR_PARAGRAPH, "",
           "How the times are taken. Every layer's compute, per worker, and every exchange is "
           "timed on its own; a pass takes Σ over layers of the median over the timed passes "
           "(of the slowest worker's compute, plus the exchange), and the serial MLP, timed just "
@@ -138,6 +161,14 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "- Table 2's paper values are superlinear (2.78 at P = 2); the paper gives no cause. "
           "Ours are bounded by P up to cache effects.", ""]
 
+    over_ps = sorted({int(P) for P in sp[sp.kind == "measured"].nodes.unique() if over(int(P))})
+    over_note = (f" Measured runs at P = {', '.join(map(str, over_ps))} had more workers than the "
+                 f"{meta['cpu_count']} cores here (or an MPI world larger than them): their rows say "
+                 "`oversubscribed=yes`, they are not measured scaling, and they validate nothing."
+                 if over_ps else "")
+    L += manycore.validation_section(pairs, profile=profile, what="node-parallel pass time",
+                                     same="same width, passes and seed", over_note=over_note)
+    L += manycore.section("paper4", manycore_records, profiles=manycore_profiles)
     if typical:
         L += ["## §5 typical run", "",
               f"One pattern, targets [1, −1], net {'-'.join(map(str, setup.typical_sizes))}, "
