@@ -35,7 +35,9 @@ def validation_section(pairs: dict, *, setup, meta) -> list[str]:
           f"P the emulator error (emulated / measured time, the value furthest from 1 over the "
           f"configurations) was {errs}. The table gives every measured configuration beside its "
           "emulated twin: the same net, data and seed, composed under each profile (medians over the "
-          "runs; measured runs on more workers than cores are left out: they are not measured scaling).", ""]
+          "runs; measured runs on more workers than cores are left out: they are not measured scaling)."
+          + "".join(f" The measured runs are this machine's: the ratios validate `{n}` only as far as it "
+                    "describes this machine." for n in pairs if not n.startswith("here")), ""]
     L += ["| profile | P | configuration | emulated s | measured s | emulated / measured | runs |",
           "|---|---|---|---|---|---|---|"]
     for name, v in pairs.items():
