@@ -1,4 +1,4 @@
-"""``python -m reproduce {list,report,matrix,all,paper0..paper4}``.
+"""``python -m reproduce {list,report,matrix,calibrate,validate,all,paper0..paper4}``.
 
 Usage errors exit 2 with one line on stderr; failures (a worker that raised or
 died, an unwritable results folder found late) exit 1, also with one line.
@@ -40,8 +40,8 @@ def parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="python -m reproduce",
         description="Reproduce published experiments on parallel neural-network training.",
-        epilog=f"targets: list, report, matrix, all, {names}")
-    ap.add_argument("target", help=f"list | report | matrix | all | {names}")
+        epilog=f"targets: list, report, matrix, calibrate, validate, all, {names}")
+    ap.add_argument("target", help=f"list | report | matrix | calibrate | validate | all | {names}")
     ap.add_argument("--workers", type=positive_int, default=None,
                     help="workers for measured runs (default: cores here, or the MPI world size)")
     ap.add_argument("--backend", choices=("local", "mpi"), default="local",
@@ -53,6 +53,11 @@ def parser() -> argparse.ArgumentParser:
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="shrunk settings, under a minute")
     size.add_argument("--full", action="store_true", help="the paper's setup plus every extra check")
+    ap.add_argument("--profile", default=None, metavar="NAME|PATH",
+                    help="machine profile behind every emulated row: here (measured at start-up, the "
+                         "default), a shipped or paper machine (see engine/profiles/), or a JSON "
+                         "written by `calibrate`")
+    ap.add_argument("--name", default=None, help="calibrate: the profile's name (default: this host's)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--nettalk-file", type=Path, default=None,
@@ -125,8 +130,20 @@ def _run_paper(name: str, args, comm) -> dict | None:
     if comm is None and args.workers is None:
         workers = paper.default_workers()
     return run_paper(paper, setup=setup, mode=mode, workers=workers, backend=args.backend,
-                     seed=args.seed, out=out, comm=comm,
+                     seed=args.seed, out=out, comm=comm, profile=args.profile,
                      progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))
+
+
+def _profile(spec):
+    """The MachineProfile ``--profile`` names, or None (the papers measure ``here``)."""
+    if spec is None or spec == "here":  # the default: each paper measures it (on rank 0)
+        return None
+    from reproduce.profiles import resolve
+
+    try:
+        return resolve(spec)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"--profile {spec}: {e}") from None
 
 
 def _mpi_comm(args):
@@ -159,8 +176,18 @@ def main(argv=None) -> int:
             return _report(args.out or Path("results"))
         if t == "matrix":
             return _matrix(args, _mpi_comm(args) if args.backend == "mpi" else None)
+        if t == "calibrate":
+            from reproduce import calibrate
+
+            return calibrate.main(args, _mpi_comm(args) if args.backend == "mpi" else None)
+        args.profile = _profile(args.profile)
+        if t == "validate":
+            from reproduce import validate
+
+            return validate.main(args)
         if t != "all" and t not in BY_NAME:
-            raise UsageError(f"unknown paper {t!r}; choose one of: list, report, matrix, all, "
+            raise UsageError(f"unknown paper {t!r}; choose one of: list, report, matrix, calibrate, "
+                             "validate, all, "
                              + ", ".join(BY_NAME))
         if t != "all" and BY_NAME[t]["module"] is None:
             raise UsageError(f"{t} is not implemented yet; `python -m reproduce list` shows which are")

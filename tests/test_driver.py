@@ -192,3 +192,26 @@ def test_streams_are_keyed_by_seed_and_key():
     assert not np.array_equal(a, driver.stream(6, 1, 0).random(3))  # another seed
     ref = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(1, 0))).random(3)
     np.testing.assert_array_equal(a, ref)
+
+
+CAL = MachineProfile("cal", 1e-3, 1e6, "test: a calibrated machine", compute_ratio=2.0,
+                     coll={"allgather": {3: [[800, 5e-4], [8000, 2e-3]]}, "barrier": {3: [[0, 1e-4]]}},
+                     contention={"small": {3: 1.5}}, straggler={"small": {3: 1.2}})
+
+
+def test_emulated_calibrated_profile_worked_example(monkeypatch):
+    """Compute × ratio 2 × contention 1.5; each allgather waits for the slowest, then the
+    straggler's expected extra 0.2 × the mean scaled compute, then the measured 0.5 ms."""
+    naps = [0.002, 0.010, 0.005]
+    rec = emulate(naps, CAL, monkeypatch)
+    scaled = np.multiply(naps, 3.0)  # 6, 30, 15 ms
+    end = scaled.max() + 0.2 * scaled.mean() + 5e-4  # 30 + 3.4 + 0.5 ms
+    np.testing.assert_allclose(rec.compute_s, [scaled, scaled], rtol=1e-12)
+    np.testing.assert_allclose(rec.comm_s, [end - scaled] * 2, rtol=1e-12)
+    assert rec.time_s == pytest.approx(2 * end, rel=1e-12)
+    # the same composition as a formula, what reports use for compute-only runs
+    c, comm = CAL.emulate(3, 2 * 0.010, [("allgather", 800, 2)])
+    assert c + comm == pytest.approx(2 * (0.030 + 0.2 * 0.030 + 5e-4), rel=1e-12)
+    # negative control: without the tables (same α, β) the time is the α/β one
+    ab = MachineProfile("ab", 1e-3, 1e6, "test")
+    assert emulate(naps, ab, monkeypatch).time_s == pytest.approx(2 * (0.010 + ab.allgather_time(3, 800)))

@@ -1,70 +1,27 @@
-"""Machine calibration: the probe's measurements and the profile built from them.
+"""Machine calibration (issue 12): a probe of the machine, and the profile built from it.
 
-The probe (``benchmarks/machines/probe.py``, from
-``../shared/machines/xeon16/measure_collectives_and_contention.py``) writes a
-JSON dict: ``nproc``; ``coll[P]["op:n"]``, µs per collective of n float64
+The probe (:mod:`engine.calibration.probe`; CLI ``benchmarks/machines/probe.py``)
+gives a JSON dict: ``nproc``; ``coll[P]["op:n"]``, µs per collective of n float64
 (slowest rank, best of 5 batches); ``work[kind][P] = [median, max]`` seconds of
 one worker's fixed kernel run while P workers run it at once (P = 1: alone);
-optionally ``jitter[kind][P]`` (per-step times, :func:`jitter_summary`),
-``alone[kind]`` (the kernels on one worker) and ``meta``, ``method``.
-:func:`profile_from_probe` turns such a dict into a calibrated
-:class:`engine.perfmodel.MachineProfile`.
-
-The reference kernels ("gemv": 2048×2048 float64 matrix–vector, memory-bound;
-"gemm": 256×256 product, compute-bound; "small": a parity-sized layer,
-cache-resident) and their call counts (200, 200, 20,000) are xeon16's.
+optionally ``jitter[kind][P]`` (per-step times), ``alone[kind]`` (the kernels on
+one worker), ``method`` and ``meta``. :func:`profile_from_probe` turns it into a
+calibrated :class:`engine.perfmodel.MachineProfile`; :func:`calibrate` measures
+and builds in one go (``python -m reproduce calibrate``);
+:func:`with_compute_ratio` scales a profile's compute to this machine.
 """
 from __future__ import annotations
 
 import math
-import time
+import os
+import socket
 from dataclasses import replace
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from engine.calibration.probe import (JITTER, MAX_ELEMS, REPS, SIZES, WORK, alone, coll,  # noqa: F401
+                                      jitter, jitter_summary, kernels_alone, measure, meta, work)
 from engine.perfmodel import MachineProfile
-
-SIZES = [1_000, 8_016, 100_000]  # float64 elements per collective, as xeon16
-REPS = 2000  # as xeon16
-WORK = (("gemv", 200), ("gemm", 200), ("small", 20000))  # (kind, calls), as xeon16
-JITTER = (("small", 10, 2000), ("gemm", 1, 500))  # (kind, kernel calls per step, steps)
-MAX_ELEMS = 1 << 17  # local backend slot size, as xeon16
-FLOPS = {"gemv": 2 * 2048 * 2048, "gemm": 2 * 256 ** 3, "small": 2 * 100 * 9 * 32}
-
-
-def _kernel(kind, rank):
-    """One call of the reference kernel ``kind``, data seeded by ``rank`` (xeon16's work())."""
-    rng = np.random.default_rng(rank)
-    if kind == "gemv":  # memory-bound: 2048x2048 f64 matrix-vector (32 MiB per worker)
-        A = rng.standard_normal((2048, 2048)); v = rng.standard_normal(2048)
-        return lambda: A @ v
-    if kind == "gemm":  # compute-bound
-        A = rng.standard_normal((256, 256)); B = rng.standard_normal((256, 256))
-        return lambda: A @ B
-    W = rng.standard_normal((100, 9)); X = rng.standard_normal((9, 32))  # parity-sized layer
-    return lambda: np.tanh(W @ X).sum()
-
-
-def kernels_alone(*, quick: bool = False, n_rep: int | None = None) -> dict:
-    """{kind: seconds per call} of the reference kernels on one worker, 1 BLAS thread:
-    the best of ``n_rep`` (5; quick 3) timings of xeon16's call counts (quick: a tenth)."""
-    n_rep = n_rep or (3 if quick else 5)
-    out = {}
-    with threadpool_limits(1):
-        for kind, n in WORK:
-            n = max(1, n // 10) if quick else n
-            f = _kernel(kind, 0)
-            for _ in range(3):
-                f()
-            best = math.inf
-            for _ in range(n_rep):
-                t = time.perf_counter()
-                for _ in range(n):
-                    f()
-                best = min(best, time.perf_counter() - t)
-            out[kind] = best / n
-    return out
 
 
 # ---- probe dict -> MachineProfile -----------------------------------------------------------
@@ -192,3 +149,69 @@ def with_compute_ratio(profile: MachineProfile, here: dict | None = None) -> Mac
         return profile
     ratio = math.exp(np.mean([math.log(profile.kernels[k] / here[k]) for k in shared]))
     return replace(profile, compute_ratio=float(ratio))
+
+
+def worker_counts(n: int) -> list[int]:
+    """The P a calibration measures up to n workers: the powers of two from 2 below n, and n
+    (at least 2): 16 -> [2, 4, 8, 16]; 12 -> [2, 4, 8, 12]; 2 -> [2]."""
+    n = max(2, int(n))
+    return [2 ** k for k in range(1, n.bit_length()) if 2 ** k < n] + [n]
+
+
+def default_name() -> str:
+    """A name for this machine: the host name (letters, digits, '-') and its CPU count."""
+    host = "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname()) or "host"
+    return f"{host}-{os.cpu_count()}cpu"
+
+
+def describe(meta: dict) -> str:
+    """The machine in words, from a probe's ``meta``."""
+    cpu = meta.get("lscpu") or {}
+    v = meta.get("versions") or {}
+    blas = (v.get("blas") or [{}])[0] or {}
+    return (f"host {meta.get('hostname')}: {meta.get('cpu_count')} CPUs "
+            f"({cpu.get('Model name', 'model unknown')}, {cpu.get('Thread(s) per core', '?')} thread(s) "
+            f"per core, {cpu.get('Socket(s)', '?')} socket(s), hypervisor {cpu.get('Hypervisor vendor', 'none')}), "
+            f"affinity {meta.get('sched_affinity')}, {meta.get('mem_gib')} GiB; {meta.get('platform')}; "
+            f"Python {v.get('python')}, numpy {v.get('numpy')} ({blas.get('internal_api')} "
+            f"{blas.get('version')}); collectives on the {meta.get('backend')} backend"
+            + (f" ({v['mpi_library'].splitlines()[0]})" if v.get("mpi_library") else ""))
+
+
+def calibrate(*, workers, backend: str = "local", quick: bool = False, comm=None,
+              name: str | None = None, say=None, on_step=None):
+    """Measure this machine (:func:`measure`) and build its profile: ``(probe, profile)``
+    on rank 0, ``(None, None)`` on other MPI ranks.
+
+    ``workers``: the largest P (measured at :func:`worker_counts`), or a list of P; with
+    ``backend="mpi"`` the world size of ``comm`` is the one P (one world size per
+    invocation). ``quick``: a tenth of the repetitions (the profile says so).
+    """
+    from engine.calibration.probe import local_runner, mpi_runner
+
+    if backend == "mpi":
+        if comm is None:
+            from engine.comm.mpi import MPIComm
+            comm = MPIComm()
+        from mpi4py import MPI
+
+        Ps, run_P, rank0, mpi_module = [comm.size], mpi_runner(comm), comm.rank == 0, MPI
+    else:
+        Ps = sorted(set(workers)) if isinstance(workers, (list, tuple)) else worker_counts(workers)
+        run_P, rank0, mpi_module = local_runner, True, None
+    probe = measure(run_P, Ps, backend=backend, quick=quick, rank0=rank0, mpi_module=mpi_module,
+                    say=say, on_step=on_step)
+    if not rank0:
+        return None, None
+    m = probe["meta"]
+    cores = m.get("sched_affinity") or m.get("cpu_count") or 0
+    over = [P for P in Ps if P > cores]
+    source = (f"measured by engine.calibration.calibrate on host {m['hostname']}, {m['date']}, "
+              f"{backend} backend, P = {', '.join(map(str, Ps))}"
+              + (", QUICK (a tenth of the repetitions, calls and steps)" if quick else
+                 ", xeon16's repetitions") + f"; 1-minute load {m['loadavg_before'][0]:.2f} before, "
+              f"{m['loadavg_after'][0]:.2f} after"
+              + (f"; OVERSUBSCRIBED at P = {', '.join(map(str, over))} (more workers than the "
+                 f"{cores} cores)" if over else "") + "; single run, microbenchmarks only")
+    prof = profile_from_probe(probe, name=name or default_name(), description=describe(m), source=source)
+    return probe, prof
