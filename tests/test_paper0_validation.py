@@ -95,3 +95,18 @@ def test_rows_beyond_the_measured_P_carry_their_validation():
     assert "bound" in rows[3]["note"] and "not validated" in rows[3]["note"]
     assert "beyond the measured P ≤ 2" in rows[4]["note"]
     assert rows[5]["note"] == ""
+
+
+def test_the_many_core_twins_are_composed_like_the_emulated_rows():
+    from engine.perfmodel import FREE
+    from reproduce.manycore import key
+    from reproduce.paper0.report import manycore_emulated
+
+    em = manycore_emulated(_results(), Setup(max_workers=4), AB)
+    assert set(em) == {key(P, curve="fig4") for P in (2, 3, 4)}  # no parsing-net runs in these results
+    e = em[key(2, curve="fig4")]
+    t2 = seqpart_emulated([0.1, 0.1], 2, 8000, AB, weight_bytes=8000)
+    assert e["speedup"] == pytest.approx(seqpart_emulated([0.2], 1, 8000, AB) / t2) and e["runs"] == 2
+    assert e["comm_share"] == pytest.approx(1 - 0.1 / t2)
+    free = manycore_emulated(_results(), Setup(max_workers=4), FREE)[key(4, curve="fig4")]
+    assert free["speedup"] == pytest.approx(4.0) and free["comm_share"] == pytest.approx(0.0)

@@ -142,6 +142,41 @@ def validation_notes(rows: list[dict], pairs: dict, setup) -> None:
         r["note"] = f"{r['note']}; {extra}" if r["note"] else extra
 
 
+MANYCORE_CURVES = (("fig3", "parsing"), ("fig4", None))  # network partition (parsing), derivative epoch
+
+
+def manycore_emulated(results, setup, profile) -> dict:
+    """paper0's emulated twins of the many-core hosts' measured curves (reproduce.manycore):
+    ``{key(P, curve=, net=): {"speedup", "comm_share", "runs"}}`` for the parsing net's loop
+    (Fig. 3) and the derivative epoch (Fig. 4), composed from this run's cached emulated
+    tasks under ``profile`` exactly as the emulated rows are (medians over the runs)."""
+    from reproduce.manycore import key
+
+    net = [r for t, r in results if t.name == "netpart" and t.kind == "emulated" and t.params["net"] == "parsing"]
+    seq = [r for t, r in results if t.name == "seqpart" and t.kind == "emulated"]
+    H = NETS["parsing"]["n_hidden"]
+    out = {}
+    for P in range(2, setup.max_workers + 1):
+        for curve, runs in (("fig3", net), ("fig4", seq)):
+            sp, share = [], []
+            for r in runs:
+                if curve == "fig3":
+                    t1, tp = netpart_emulated(r, 1, H, profile), netpart_emulated(r, P, H, profile)
+                    c = r["block_s"][str(max(b - a for a, b in split_even(H, P)))]
+                else:
+                    nb, w = _bytes(r)["fig4"]
+                    t1 = seqpart_emulated(r["deriv"]["1"], 1, nb, profile, weight_bytes=w)
+                    tp = seqpart_emulated(r["deriv"][str(P)], P, nb, profile, weight_bytes=w)
+                    c = max(r["deriv"][str(P)])
+                sp.append(t1 / tp)
+                share.append(1 - c * profile.compute_scale(P, KERNEL) / tp)  # the rest is synchronisation
+            if sp:
+                cfg = {"curve": curve, **({"net": "parsing"} if curve == "fig3" else {})}
+                out[key(P, **cfg)] = {"speedup": float(np.median(sp)), "comm_share": float(np.median(share)),
+                                      "runs": len(sp)}
+    return out
+
+
 def frames(results, setup, profiles):
     """Long table: speedup per (figure, P, run, kind, profile); measured rows have profile ""."""
     rows = []
@@ -397,6 +432,20 @@ def write(run, results, meta) -> dict:
     validation_notes(rows, pairs, setup)
     for name, v in pairs.items():
         rows += R.validation_rows(NAME, v, profile=name)
+    from reproduce import manycore
+
+    hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS if manycore.measured(NAME, h)}
+    records = manycore.compare(NAME, lambda prof: manycore_emulated(results, setup, prof), hosts=tuple(hosts),
+                               profiles=hosts)
+    rows += manycore.csv_rows(NAME, records, p_key="workers")
+    here_name = next((p.name for p in profiles if p.name != BOUND), None)  # the run's own emulator
+    g = sp[(sp.kind == "emulated") & (sp.profile == here_name)]
+    here_sp = {k: float(v) for k, v in g.groupby(["fig", "P"]).speedup.median().items()}
+    H = NETS["parsing"]["n_hidden"]
+    step_s = {("fig3", P): float(np.median([r["block_s"][str(max(b - a for a, b in split_even(H, P)))] / r["steps"]
+                                            for t, r in results if t.name == "netpart" and t.kind == "emulated"
+                                            and t.params["net"] == "parsing"]))
+              for P in range(2, setup.max_workers + 1)} if records else {}
     train = [r for t, r in results if t.name == "train"]
     figs = plots(out, sp, train)
     loads = [r["load"][0] for _, r in results if r and "load" in r]
@@ -405,7 +454,7 @@ def write(run, results, meta) -> dict:
     df = R.write_tables(out, rows, meta)
     atomic_write(out / "report.md", report_markdown(df, setup=setup, profiles=profiles, meta=meta, figs=figs,
                                                     stats=stats, quick_shrunk=quick_shrunk, train=train,
-                                                    pairs=pairs))
+                                                    pairs=pairs, manycore=(records, hosts, here_sp, here_name, step_s)))
     return {"meta": meta, "rows": df.to_dict(orient="records")}
 
 

@@ -49,7 +49,86 @@ def validation_section(pairs: dict, *, setup, meta) -> list[str]:
     return L
 
 
-def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, train, pairs=None) -> str:
+BAND = (0.8, 1.25)  # within 20 % either way: the yardstick the issue sets paper3 (paper0 has none)
+EFFECT_WORDS = {"alpha_beta": "collective table off (α/β formulas)", "no_contention": "contention off",
+                "no_straggler": "straggler wait off"}
+
+
+def manycore_section(records: list, hosts: dict, here: dict | None = None, here_name: str = "",
+                     steps: dict | None = None) -> list[str]:
+    """"Against many-core hosts": reproduce.manycore's table, then per curve how often the
+    emulated speedup lies within 20 % of the measured one and within the measured seeds'
+    range, and where it misses, the effects switched off one at a time at the worst P.
+    ``here``: {(curve, P): emulated speedup} under ``here_name``, this run's own profile (the
+    uncalibrated emulator by default), for comparison; ``steps``: {(curve, P): compute seconds
+    per synchronised step here}."""
+    from reproduce import manycore
+
+    if not records:
+        return []
+    L = [x for x in manycore.section("paper0", records, profiles=hosts)
+         if not x.startswith("Target met at 0 of 0")]  # the issue sets paper0 no target
+    lab = {"fig3": "Fig. 3 loop (parsing net, one barrier per pattern)", "fig4": "Fig. 4 derivative epoch"}
+    L += [f"**Where the model misses.** The issue sets paper0 no target; we read emulated / measured within "
+          f"{BAND[0]}–{BAND[1]} as a hit (±20 %, paper3's target). An effect's size is the emulated speedup "
+          "with it switched off over the speedup with every effect on (above 1: the effect lowers the "
+          "emulated speedup by that factor; below 1: as calibrated, it raises it).", ""]
+    for host in dict.fromkeys(c["host"] for c in records):
+        for curve in dict.fromkeys(c["config"]["curve"] for c in records if c["host"] == host):
+            rs = [c for c in records if c["host"] == host and c["config"]["curve"] == curve]
+            out = [c for c in rs if not BAND[0] <= c["ratio"] <= BAND[1]]
+            inside = sum(c["measured"][1] <= c["emulated"] <= c["measured"][2] for c in rs)
+            Pm = max(c["P"] for c in rs)
+            last = next(c for c in rs if c["P"] == Pm)
+            h = (here or {}).get((curve, Pm))
+            head = (f"- {lab.get(curve, curve)} on {host}: emulated / measured "
+                    f"{min(c['ratio'] for c in rs):.2f}–{max(c['ratio'] for c in rs):.2f} over P = "
+                    f"{min(c['P'] for c in rs)}..{Pm}, within ±20 % at {len(rs) - len(out)} of {len(rs)} P, "
+                    f"inside the measured seeds' min–max at {inside}. At P = {Pm}: {last['emulated']:.3g}× "
+                    f"against {last['measured'][0]:.3g}× ({last['ratio']:.2f})"
+                    + (f"; this run's profile `{here_name}` gives {h:.3g}× "
+                       f"({h / last['measured'][0]:.2f})" if h else "") + ".")
+            if not out:
+                L.append(head)
+                continue
+            w = max(out, key=lambda c: abs(np.log(c["ratio"])))
+            e, m = w["effects"], w["measured"][0]
+            parts = "; ".join(f"{EFFECT_WORDS[n]} {e[n]:.3g}× (×{e[n] / w['emulated']:.2f})"
+                              for n in EFFECT_WORDS if n in e)
+            if w["ratio"] > 1:
+                why = (f"The model is optimistic there: its effects together move compute-only "
+                       f"{e['compute_only']:.3g}× to {w['emulated']:.3g}×, and the run lost a further "
+                       f"{w['ratio']:.2f}× that none of them charges.")
+                raise_ = {n: e[n] / w["emulated"] for n in ("alpha_beta", "no_contention")
+                          if n in e and e[n] < w["emulated"]}
+                if raise_:
+                    n = min(raise_, key=raise_.get)
+                    what = {"alpha_beta": "the measured collective table charges less than the α/β formulas "
+                                          "with the profile's α and β",
+                            "no_contention": f"contention as calibrated is below 1 near P = {w['P']} (the "
+                                             "probe's small kernel ran faster with P workers at once than "
+                                             "alone)"}[n]
+                    why += (f" The effect that raises the emulated speedup most: {what}, ×{1 / raise_[n]:.2f}; "
+                            f"without it the model gives {e[n]:.3g}× ({e[n] / m:.2f} of measured).")
+                prof = hosts.get(host)
+                if (curve, w["P"]) in (steps or {}) and prof is not None and "small" in prof.kernels:
+                    why += (f" A pattern step there holds {steps[(curve, w['P'])] * prof.compute_ratio * 1e6:.0f} µs "
+                            "of compute on that host (here × compute ratio) between two barriers; the straggler "
+                            f"factor was measured on steps of ten small-kernel calls ({10 * prof.kernels['small'] * 1e6:.0f} "
+                            "µs there). A per-step cost that only such short steps see (timer and scheduler noise, "
+                            "the spin barrier's cache-line traffic) would be uncharged: our reading, not measured.")
+            else:
+                best = min((n for n in EFFECT_WORDS if n in e), key=lambda n: abs(np.log(e[n] / m)))
+                why = (f"The model is pessimistic there; switching off {EFFECT_WORDS[best].split(' off')[0]} "
+                       f"comes closest ({e[best]:.3g}×, {e[best] / m:.2f} of measured): as calibrated it "
+                       "costs more in the model than in this run.")
+            L.append(head + f" Worst miss at P = {w['P']}: {w['emulated']:.3g}× against {m:.3g}× "
+                     f"({w['ratio']:.2f}); switched off one at a time: {parts}. {why}")
+    return L + [""]
+
+
+def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, train, pairs=None,
+                    manycore=None) -> str:
     L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
     if quick_shrunk:
         L += ["**Quick run** — shrunk settings: " + "; ".join(quick_shrunk) + ". Not a reproduction.", ""]
@@ -110,6 +189,7 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           "dispatch cost per pattern, so the loop speedup saturates long before 18 processors.",
           f"* Measured rows ({meta['workers']} processes at most) ran at the load average above; with more "
           "runnable processes than cores, a barrier per pattern or per epoch waits for the scheduler.", ""]
+    L += manycore_section(*(manycore or ([], {})))
     L += ["## Corpus", "",
           f"Ours: {stats['words']} words, {stats['patterns']} patterns (paper 821 / 4535), word length "
           f"{stats['min_len']}–{stats['max_len']} (mean {stats['mean_len']:.2f}), {stats['inputs']} inputs, "
