@@ -1,20 +1,27 @@
 """paper0's comparison rows, plots and report.md (the setup is in reproduce/paper0/setup.py).
 
-Emulated speedups compose measured per-worker compute with a synchronisation model
-of named machine parameters (engine.perfmodel, profile "here"):
+Emulated speedups compose measured per-worker compute with a machine profile
+(engine.perfmodel.MachineProfile.emulate, kernel "small"). With an α/β profile
+(``here-best``, ``here-median``: measured at start-up; ``compute-only``: the bound)
+that is paper0's shared-memory model:
   network partition, P workers: T(P) = t_loop(⌈H/P⌉ units) + patterns · (P−1)·α
   sequence partition, P workers: T(P) = max_w c_w + 2·(P−1)·α + (P−1)·bytes/β
 (one barrier to start an epoch and one in the reduction; the reduction reads
-P−1 vectors of Φ and ∂Φ/∂Y, or of Φ alone for a forward epoch).
+P−1 vectors of Φ and ∂Φ/∂Y, or of Φ alone for a forward epoch). A calibrated
+profile (``--profile``) also scales compute by its speed ratio and contention,
+adds the expected wait for the slowest of P at every synchronisation, and prices
+the collectives the code runs from its tables: a barrier per pattern step
+(network partition); the broadcast of [kind, weights] and the allreduce of
+[∂Φ/∂Y, Φ] or Φ per epoch (sequence partition).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import barrier_time_linear
 from engine.strategies.network_partition import split_even
 from reproduce import report as R
 from reproduce.paper0.setup import MACHINE, NAME, NETS, NETTALK, REPORTED
@@ -30,13 +37,144 @@ def _spread(v):
     return float(np.median(v)), float(v.min()), float(v.max()), len(v)
 
 
+KERNEL = "small"  # the probe's cache-resident kernel: paper0's nets are small (issue 12)
+BOUND = "compute-only"  # the bound with free synchronisation: not a machine, never validated
+
+
+def shared_memory(prof):
+    """``prof`` as paper0 prices it: an α/β profile's barrier is the local backend's spin
+    on the flags of P − 1 peers, (P − 1)·α (``barrier_model="linear"``); a calibrated
+    profile's measured barrier table stands."""
+    return prof if prof.calibrated or prof.barrier_model == "linear" else replace(prof, barrier_model="linear")
+
+
 def netpart_emulated(res: dict, P: int, H: int, prof) -> float:
+    """The §2.1 loop on P workers: the largest block's loop alone, one barrier per pattern."""
     kmax = max(b - a for a, b in split_even(H, P))
-    return res["block_s"][str(kmax)] + res["steps"] * barrier_time_linear(prof, P)
+    c, comm = shared_memory(prof).emulate(P, res["block_s"][str(kmax)], [("barrier", 0, res["steps"])],
+                                          kernel=KERNEL)
+    return c + comm
 
 
-def seqpart_emulated(times: list, P: int, nbytes: int, prof) -> float:
-    return max(times) + 2 * barrier_time_linear(prof, P) + (P - 1) * nbytes / prof.bandwidth_Bps
+def seqpart_emulated(times: list, P: int, nbytes: int, prof, *, weight_bytes: int = 0) -> float:
+    """One epoch of the sequence partition on P workers: the slowest worker's compute
+    plus synchronisation. α/β: paper0's shared-memory model, a barrier to start and one
+    in the sum, which reads P − 1 vectors of ``nbytes`` at β. Calibrated: the broadcast of
+    [kind, weights] (``weight_bytes``) and the allreduce of ``nbytes`` our code runs."""
+    prof = shared_memory(prof)
+    if prof.calibrated:
+        c, comm = prof.emulate(P, max(times), [("broadcast", weight_bytes, 1), ("allreduce", nbytes, 1)],
+                               kernel=KERNEL)
+        return c + comm
+    c, comm = prof.emulate(P, max(times), [("barrier", 0, 2)], kernel=KERNEL)
+    return c + comm + (P - 1) * nbytes / prof.bandwidth_Bps
+
+
+def _bytes(res: dict) -> dict:
+    """Per figure: (bytes reduced, bytes broadcast) of one epoch."""
+    w = (res["n_params"] + 1) * 8
+    return {"fig4": (w, w), "fig5": (8, w)}
+
+
+def validation_pairs(results, setup, profiles, cores: int) -> dict:
+    """{profile name: pairs} for R.validation_rows: every measured loop or epoch (workers ≤
+    cores: an oversubscribed run is not measured scaling) beside its emulated twin, the same
+    net, data and seed composed under each machine profile (not the compute-only bound);
+    medians over the runs per configuration and P."""
+    em_net = {(t.params["net"], t.params["run"]): r for t, r in results
+              if t.name == "netpart" and t.kind == "emulated"}
+    em_seq = {t.params["run"]: r for t, r in results if t.name == "seqpart" and t.kind == "emulated"}
+    raw = {}  # (profile, config, P) -> [(emulated s, measured s)]
+    for t, res in results:
+        if t.kind != "measured" or t.name not in ("netpart", "seqpart"):
+            continue
+        P, i = t.params["workers"], t.params["run"]
+        if P > setup.max_workers or R.oversubscribed(P, cores):
+            continue
+        for prof in profiles:
+            if prof.name == BOUND:
+                continue
+            if t.name == "netpart" and (t.params["net"], i) in em_net:
+                net = t.params["net"]
+                em = netpart_emulated(em_net[(net, i)], P, NETS[net]["n_hidden"], prof)
+                cfg = ("fig2 radio loop" if net == "radio" else "fig3 parsing loop")
+                raw.setdefault((prof.name, cfg, P), []).append((em, res["parallel_s"]))
+            elif t.name == "seqpart" and i in em_seq:
+                e = em_seq[i]
+                for fig, key, label in (("fig4", "deriv", "fig4 derivative epoch"),
+                                        ("fig5", "fwd", "fig5 forward epoch")):
+                    nb, w = _bytes(e)[fig]
+                    em = seqpart_emulated(e[key][str(P)], P, nb, prof, weight_bytes=w)
+                    raw.setdefault((prof.name, label, P), []).append((em, res[str(P)][f"{key}_s"]))
+    out = {p.name: [] for p in profiles if p.name != BOUND}
+    for (name, cfg, P), v in sorted(raw.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])):
+        out[name].append({"P": P, "config": cfg, "emulated_s": float(np.median([a for a, _ in v])),
+                          "measured_s": float(np.median([b for _, b in v])), "runs": len(v)})
+    return out
+
+
+def _row_P(r: dict, setup) -> int | None:
+    """The largest worker count an emulated row's figure stands for (None: none)."""
+    if r["quantity"] == "best_workers":
+        return setup.max_workers
+    if r["quantity"] == "speedup_7_over_6":
+        return 7
+    kv = dict(x.split("=", 1) for x in r["condition"].split(";") if "=" in x)
+    if "workers" not in kv:
+        return None
+    return max(int(x) for x in kv["workers"].split("/"))
+
+
+def validation_notes(rows: list[dict], pairs: dict, setup) -> None:
+    """Append to the note of every emulated row beyond the largest measured P what its
+    validation says (R.beyond_measured_note); the bound's rows say they are a bound."""
+    Pmax = max((p["P"] for v in pairs.values() for p in v), default=1)
+    for r in rows:
+        kv = dict(x.split("=", 1) for x in r["condition"].split(";") if "=" in x)
+        if r["kind"] != "emulated" or "profile" not in kv:
+            continue
+        P = _row_P(r, setup)
+        if P is None or P <= Pmax:
+            continue
+        name = kv["profile"]
+        extra = ("compute-only is a bound (free synchronisation), not a machine: not validated"
+                 if name == BOUND else R.beyond_measured_note(pairs.get(name, []), profile=name))
+        r["note"] = f"{r['note']}; {extra}" if r["note"] else extra
+
+
+MANYCORE_CURVES = (("fig3", "parsing"), ("fig4", None))  # network partition (parsing), derivative epoch
+
+
+def manycore_emulated(results, setup, profile) -> dict:
+    """paper0's emulated twins of the many-core hosts' measured curves (reproduce.manycore):
+    ``{key(P, curve=, net=): {"speedup", "comm_share", "runs"}}`` for the parsing net's loop
+    (Fig. 3) and the derivative epoch (Fig. 4), composed from this run's cached emulated
+    tasks under ``profile`` exactly as the emulated rows are (medians over the runs)."""
+    from reproduce.manycore import key
+
+    net = [r for t, r in results if t.name == "netpart" and t.kind == "emulated" and t.params["net"] == "parsing"]
+    seq = [r for t, r in results if t.name == "seqpart" and t.kind == "emulated"]
+    H = NETS["parsing"]["n_hidden"]
+    out = {}
+    for P in range(2, setup.max_workers + 1):
+        for curve, runs in (("fig3", net), ("fig4", seq)):
+            sp, share = [], []
+            for r in runs:
+                if curve == "fig3":
+                    t1, tp = netpart_emulated(r, 1, H, profile), netpart_emulated(r, P, H, profile)
+                    c = r["block_s"][str(max(b - a for a, b in split_even(H, P)))]
+                else:
+                    nb, w = _bytes(r)["fig4"]
+                    t1 = seqpart_emulated(r["deriv"]["1"], 1, nb, profile, weight_bytes=w)
+                    tp = seqpart_emulated(r["deriv"][str(P)], P, nb, profile, weight_bytes=w)
+                    c = max(r["deriv"][str(P)])
+                sp.append(t1 / tp)
+                share.append(1 - c * profile.compute_scale(P, KERNEL) / tp)  # the rest is synchronisation
+            if sp:
+                cfg = {"curve": curve, **({"net": "parsing"} if curve == "fig3" else {})}
+                out[key(P, **cfg)] = {"speedup": float(np.median(sp)), "comm_share": float(np.median(share)),
+                                      "runs": len(sp)}
+    return out
 
 
 def frames(results, setup, profiles):
@@ -48,8 +186,8 @@ def frames(results, setup, profiles):
             H = NETS[p["net"]]["n_hidden"]
             fig = "fig2" if p["net"] == "radio" else "fig3"
             if t.kind == "emulated":
-                t1 = res["block_s"][str(H)]
                 for prof in profiles:
+                    t1 = netpart_emulated(res, 1, H, prof)  # the loop alone (× the speed ratio)
                     for P in range(1, setup.max_workers + 1):
                         tp = netpart_emulated(res, P, H, prof)
                         rows.append({"fig": fig, "P": P, "run": p["run"], "kind": "emulated",
@@ -60,12 +198,13 @@ def frames(results, setup, profiles):
                              "time_s": res["parallel_s"]})
         elif t.name == "seqpart":
             if t.kind == "emulated":
-                nb = {"fig4": (res["n_params"] + 1) * 8, "fig5": 8}
+                nb = _bytes(res)
                 for prof in profiles:
                     for fig, key in (("fig4", "deriv"), ("fig5", "fwd")):
-                        t1 = seqpart_emulated(res[key]["1"], 1, nb[fig], prof)
+                        t1 = seqpart_emulated(res[key]["1"], 1, nb[fig][0], prof, weight_bytes=nb[fig][1])
                         for P in range(1, setup.max_workers + 1):
-                            tp = seqpart_emulated(res[key][str(P)], P, nb[fig], prof)
+                            tp = seqpart_emulated(res[key][str(P)], P, nb[fig][0], prof,
+                                                  weight_bytes=nb[fig][1])
                             rows.append({"fig": fig, "P": P, "run": p["run"], "kind": "emulated",
                                          "profile": prof.name, "speedup": t1 / tp, "time_s": tp})
             else:
@@ -76,8 +215,12 @@ def frames(results, setup, profiles):
     return pd.DataFrame(rows)
 
 
-def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: dict) -> list[dict]:
+def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: dict, *,
+                    cores: int) -> list[dict]:
     rows = []
+
+    def over(P, kind):  # measured with more workers than cores: not measured scaling
+        return "yes" if kind == "measured" and R.oversubscribed(P, cores) else None
     by = {}
     for t, res in results:
         by.setdefault((t.name, t.kind), []).append((t, res))
@@ -101,7 +244,8 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
         g = sp[sp.fig == fig]
         for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
             m, lo, hi, n = _spread(gg.speedup)
-            rows.append(R.row(NAME, fig, "loop_speedup", R.condition(workers=P, net=net, profile=pn or None),
+            rows.append(R.row(NAME, fig, "loop_speedup", R.condition(workers=P, net=net, profile=pn or None,
+                                                                     oversubscribed=over(P, kind)),
                               "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
                               note="§2.1 loop only, as the paper times it"))
     for prof in profiles:
@@ -122,8 +266,8 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
             if t.params["net"] != "radio":
                 continue
             H = NETS["radio"]["n_hidden"]
-            rest = res["prep_s"] + k_bar * res["fwd_s"]
-            ratios.append((rest + res["block_s"][str(H)]) / (rest + netpart_emulated(res, 5, H, prof)))
+            rest = (res["prep_s"] + k_bar * res["fwd_s"]) * prof.compute_scale(1, KERNEL)  # sequential part
+            ratios.append((rest + netpart_emulated(res, 1, H, prof)) / (rest + netpart_emulated(res, 5, H, prof)))
         if not ratios:
             continue
         m, lo, hi, n = _spread(ratios)
@@ -139,7 +283,8 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
         g = sp[sp.fig == fig]
         for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
             m, lo, hi, n = _spread(gg.speedup)
-            rows.append(R.row(NAME, fig, "epoch_speedup", R.condition(workers=P, profile=pn or None),
+            rows.append(R.row(NAME, fig, "epoch_speedup", R.condition(workers=P, profile=pn or None,
+                                                                      oversubscribed=over(P, kind)),
                               "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
                               note=("derivative" if fig == "fig4" else "forward (line-search)")
                               + " epoch on recurrent NETtalk, longest-first sequence partition"))
@@ -165,10 +310,11 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
             continue
         vals = []
         for t, res in se:
-            nb = (res["n_params"] + 1) * 8
-            T1 = seqpart_emulated(res["deriv"]["1"], 1, nb, prof) + k_bar * seqpart_emulated(res["fwd"]["1"], 1, 8, prof)
-            TP = (seqpart_emulated(res["deriv"][str(Pd)], Pd, nb, prof)
-                  + k_bar * seqpart_emulated(res["fwd"][str(Pf)], Pf, 8, prof))
+            (nd, w), (nf, _) = _bytes(res)["fig4"], _bytes(res)["fig5"]
+            T1 = (seqpart_emulated(res["deriv"]["1"], 1, nd, prof, weight_bytes=w)
+                  + k_bar * seqpart_emulated(res["fwd"]["1"], 1, nf, prof, weight_bytes=w))
+            TP = (seqpart_emulated(res["deriv"][str(Pd)], Pd, nd, prof, weight_bytes=w)
+                  + k_bar * seqpart_emulated(res["fwd"][str(Pf)], Pf, nf, prof, weight_bytes=w))
             vals.append(T1 / TP)
         m, lo, hi, n = _spread(vals)
         rows.append(R.row(NAME, "sec3.2", "overall_speedup", R.condition(workers=f"{Pd}/{Pf}", profile=prof.name),
@@ -216,7 +362,9 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
         m, lo, hi, n = _spread([r["accuracy"][key] for r in train])
         if n:
             rows.append(R.row(NAME, "sec3.2", q, R.condition(workers=f"{train[0]['workers_deriv']}/1",
-                                                             iterations=train[0]["iterations"]),
+                                                             iterations=train[0]["iterations"],
+                                                             oversubscribed=over(train[0]["workers_deriv"],
+                                                                                 "measured")),
                               "fraction", ours=m, low=lo, high=hi, kind="measured", runs=n,
                               note="training set, after CG training (Polak–Ribière⁺, golden-section line search); "
                                    "the paper says only 'results comparable to [8]'"))
@@ -277,8 +425,27 @@ def write(run, results, meta) -> dict:
 
     out, setup, profiles, quick_shrunk = run.out, run.setup, run.context["profiles"], run.quick_shrunk
     stats = nettalk.corpus_stats(nettalk.load())
+    cores = meta["cpu_count"]
     sp = frames(results, setup, profiles)
-    rows = comparison_rows(results, sp, setup, profiles, stats)
+    rows = comparison_rows(results, sp, setup, profiles, stats, cores=cores)
+    pairs = validation_pairs(results, setup, profiles, cores)
+    validation_notes(rows, pairs, setup)
+    for name, v in pairs.items():
+        rows += R.validation_rows(NAME, v, profile=name)
+    from reproduce import manycore
+
+    hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS if manycore.measured(NAME, h)}
+    records = manycore.compare(NAME, lambda prof: manycore_emulated(results, setup, prof), hosts=tuple(hosts),
+                               profiles=hosts)
+    rows += manycore.csv_rows(NAME, records, p_key="workers")
+    here_name = next((p.name for p in profiles if p.name != BOUND), None)  # the run's own emulator
+    g = sp[(sp.kind == "emulated") & (sp.profile == here_name)]
+    here_sp = {k: float(v) for k, v in g.groupby(["fig", "P"]).speedup.median().items()}
+    H = NETS["parsing"]["n_hidden"]
+    step_s = {("fig3", P): float(np.median([r["block_s"][str(max(b - a for a, b in split_even(H, P)))] / r["steps"]
+                                            for t, r in results if t.name == "netpart" and t.kind == "emulated"
+                                            and t.params["net"] == "parsing"]))
+              for P in range(2, setup.max_workers + 1)} if records else {}
     train = [r for t, r in results if t.name == "train"]
     figs = plots(out, sp, train)
     loads = [r["load"][0] for _, r in results if r and "load" in r]
@@ -286,7 +453,8 @@ def write(run, results, meta) -> dict:
             "corpus": stats, "loadavg_1min_during_tasks": {"min": min(loads), "max": max(loads)} if loads else None}
     df = R.write_tables(out, rows, meta)
     atomic_write(out / "report.md", report_markdown(df, setup=setup, profiles=profiles, meta=meta, figs=figs,
-                                                    stats=stats, quick_shrunk=quick_shrunk, train=train))
+                                                    stats=stats, quick_shrunk=quick_shrunk, train=train,
+                                                    pairs=pairs, manycore=(records, hosts, here_sp, here_name, step_s)))
     return {"meta": meta, "rows": df.to_dict(orient="records")}
 
 
@@ -307,7 +475,7 @@ def rebuild(out) -> dict:
 
     out = Path(out)
     meta = json.loads((out / "summary.json").read_text())["meta"]
-    profiles = [MachineProfile(**p) for p in meta["profiles"]]
+    profiles = [MachineProfile.from_dict(p) for p in meta["profiles"]]
     setup = Setup(**{k: tuple(v) if isinstance(v, list) else v for k, v in meta["setup"].items()})
     results = []
     for f in sorted((out / ".cache").glob("*.json")):

@@ -17,13 +17,18 @@ from reproduce.runner import Task
 
 
 def prepare(run) -> None:
-    """Refuse MPI (a usage error); measure this machine's barrier: the α of the best
-    burst and of the overall median, plus a bound with free synchronisation."""
+    """Refuse MPI (a usage error); the machine profiles of the emulated rows: ``--profile``'s
+    when given, else this machine's barrier measured (the α of the best burst and of the
+    overall median); plus a bound with free synchronisation. The tasks do not use them:
+    the report composes every emulated row from the cached compute."""
     if run.backend != "local" or run.comm is not None:
         raise UsageError("paper0 studies shared-memory strategies: use --backend local")
     setup = run.setup
-    profiles = measure_barrier_here(measure_here(reps=4 * setup.profile_reps),  # α: best-burst and
-                                    reps=setup.profile_reps)  # overall median barrier
+    if run.profile is not None:
+        profiles = [run.profile]
+    else:
+        profiles = measure_barrier_here(measure_here(reps=4 * setup.profile_reps),  # α: best-burst and
+                                        reps=setup.profile_reps)  # overall median barrier
     profiles.append(MachineProfile("compute-only", 0.0, math.inf,
                                    source="bound, not a machine: synchronisation and reduction free"))
     run.context["profiles"] = profiles

@@ -1,4 +1,13 @@
-"""paper1's comparison rows, curves, plots and report.md (setup in reproduce/paper1/setup.py)."""
+"""paper1's comparison rows, curves, plots and report.md (setup in reproduce/paper1/setup.py).
+
+Emulated curves compose each slave's measured compute T_c and the host's T_h with a
+machine profile (:func:`emulated_time`): the one ``--profile`` gives, else ``here``, the
+α/β the calibrate task measured between two local processes. An α/β profile keeps the
+§2.5 composition max(T_d + T_c, P·T_d + T_h) with T_d from its α and β; a calibrated
+profile goes through ``MachineProfile.emulate`` (kernel "small"): compute × speed ratio ×
+contention, the wait for the slowest of P, and the collectives our code runs per bunch
+priced from its tables, then the host's work.
+"""
 from __future__ import annotations
 
 import math
@@ -7,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import n_wts, spert_perf, spert_terms, spert_time
+from engine.perfmodel import MachineProfile, n_wts, spert_perf, spert_terms, spert_time
 from reproduce import report as R
 from reproduce.paper1.perf import N_I, N_O, here_model
 from reproduce.paper1.setup import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS,
@@ -36,9 +45,57 @@ def nonneg_fits(cal: dict) -> dict:
     return cal
 
 
-def curves(results, setup) -> tuple[pd.DataFrame, dict]:
-    """Every performance point: (figure, strategy, hidden, bunch, P, source, kind, perf)."""
+KERNEL = "small"  # the probe's cache-resident kernel (issue 12: paper0..paper3 use it)
+
+
+def here_profile(cal: dict, profile=None) -> MachineProfile:
+    """The machine behind the emulated rows: ``--profile``'s, else ``here``, the latency and
+    bandwidth the calibrate task measured between two local processes."""
+    if profile is not None:
+        return profile
+    return MachineProfile("here", cal["latency_s"], cal["bandwidth_Bps"], source=cal["profile_source"])
+
+
+def emulated_label(prof) -> str:
+    return "emulated (here)" if prof.name == "here" else f"emulated ({prof.name})"
+
+
+def collectives(strategy: str, *, P: int, B: int, N_h: int, forward: bool) -> list:
+    """The collectives of one bunch as our code runs them, (op, bytes per rank, count):
+    NP trains with an allgather of the partial outputs and a broadcast of the error, and
+    runs forward with the allgather alone; PP trains with one allreduce of the gradient
+    sums (n_params + 2 values) and runs forward with an allgather of the shares' outputs."""
+    out = B * N_O * 8
+    if strategy == "NP":
+        return [("allgather", out, 1)] + ([] if forward else [("broadcast", out, 1)])
+    if forward:
+        return [("allgather", math.ceil(B / P) * N_O * 8, 1)]
+    n_params = N_h * (N_I + 1) + N_O * (N_h + 1)
+    return [("allreduce", (n_params + 2) * 8, 1)]
+
+
+def emulated_time(strategy: str, *, P: int, B: int, N_h: int, forward: bool, T_c: float, T_h: float,
+                  prof, spert_here) -> tuple[float, float]:
+    """(seconds of one bunch on P slaves, its communication seconds). α/β ``prof``: §2.5's
+    max(T_d + T_c, P·T_d + T_h) with T_d from ``spert_here`` (the §2.5 model with this
+    profile's α and β). Calibrated: ``prof.emulate`` of T_c with :func:`collectives`, then
+    the host's T_h at the profile's speed (the slaves wait for it)."""
+    if not prof.calibrated:
+        T_d = spert_terms(strategy, P=P, B=B, N_i=N_I, N_h=N_h, N_o=N_O, m=spert_here, forward=forward)["T_d"]
+        return spert_time(T_d, T_c, T_h, P), T_d
+    c, comm = prof.emulate(P, T_c, collectives(strategy, P=P, B=B, N_h=N_h, forward=forward), kernel=KERNEL)
+    return c + comm + T_h * prof.compute_scale(1, KERNEL), comm
+
+
+def curves(results, setup, profile=None) -> tuple[pd.DataFrame, dict]:
+    """Every performance point: (figure, strategy, hidden, bunch, P, source, kind, perf).
+    ``profile``: the machine of the emulated rows (None: ``here``, :func:`here_profile`)."""
     cal = nonneg_fits(_by(results, "calibrate")[0][1])
+    prof = here_profile(cal, profile)
+    # the §2.5 model's transfers at the profile's α and β (with ``here``: exactly the calibration's)
+    cal_ab = cal if profile is None else {**cal, "latency_s": prof.latency_s, "bandwidth_Bps": prof.bandwidth_Bps,
+                                          "profile_source": prof.source}
+    label = emulated_label(prof)
     rows = []
     hidden = sorted(set(setup.perf_hidden) | {TABLE1_HIDDEN})
     for t, r in _by(results, "emul"):
@@ -47,13 +104,17 @@ def curves(results, setup) -> tuple[pd.DataFrame, dict]:
         fig = "fig5" if fwd else "fig3"
         W = B * n_wts(N_I, h, N_O)
         here = here_model(cal, B=B if s == "NP" else max(B // 4, 1))
+        here_ab = here_model(cal_ab, B=B if s == "NP" else max(B // 4, 1))
         for e in r["rows"]:
             P = e["P"]
-            for prof, lab in ((here, "emulated (here)"), (MULTISPERT_1997, "emulated (MultiSpert bus)")):
-                T_d = spert_terms(s, P=P, B=B, N_i=N_I, N_h=h, N_o=N_O, m=prof, forward=fwd)["T_d"]
-                T = spert_time(T_d, e["T_c"], e["T_h"], P)
-                rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=lab,
-                                 kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
+            T, T_d = emulated_time(s, P=P, B=B, N_h=h, forward=fwd, T_c=e["T_c"], T_h=e["T_h"], prof=prof,
+                                   spert_here=here_ab)
+            rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=label,
+                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
+            T_d = spert_terms(s, P=P, B=B, N_i=N_I, N_h=h, N_o=N_O, m=MULTISPERT_1997, forward=fwd)["T_d"]
+            T = spert_time(T_d, e["T_c"], e["T_h"], P)
+            rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source="emulated (MultiSpert bus)",
+                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
             for m, lab, f in ((here, "modeled (here)", "max"), (MULTISPERT_1997, "modeled (paper)", "max"),
                               (MULTISPERT_1997, "modeled (paper, printed formula)", "printed")):
                 rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=lab,
@@ -113,13 +174,17 @@ def fig4_curves(setup) -> list[dict]:
 
 
 def _raw(df, s, h, B, fig="fig3"):
+    """One slave's raw speed here: its measured compute alone at P = 1."""
     g = df[(df.figure == fig) & (df.strategy == s) & (df.hidden == h) & (df.bunch == B) &
-           (df.source == "emulated (here)") & (df.P == 1)]
+           (df.source == "emulated (MultiSpert bus)") & (df.P == 1)]
     return float(B * n_wts(N_I, h, N_O) / g.T_c.iloc[0]) if len(g) else math.nan
 
 
-def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], dict]:
+def comparison_rows(df: pd.DataFrame, results, setup, cal, *,
+                    here_src: str = "emulated (here)") -> tuple[list[dict], dict]:
+    """The rows; ``here_src``: the source label of the emulated rows under the run's profile."""
     rows, facts = [], {}
+    facts["emulated_label"] = here_src
     B, h = setup.np_bunch_perf, TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
     np_ = df[(df.figure == "fig3") & (df.strategy == "NP") & (df.hidden == h) & (df.bunch == B)]
     raw_here = _raw(df, "NP", h, B)
@@ -143,14 +208,15 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], 
                               "x raw", reported=rel, ours=v, kind="modeled",
                               note=lab + "; of the 115 MCUPS raw board"))
         cond = R.condition(nodes=P, bunch=B, hidden=h)
-        for src, kind in (("modeled (here)", "modeled"), ("emulated (here)", "emulated"),
+        for src, kind in (("modeled (here)", "modeled"), (here_src, "emulated"),
                           ("emulated (MultiSpert bus)", "emulated"), ("measured", "measured")):
             g = np_[(np_.P == P) & (np_.source == src)]
             if g.empty:
                 continue
             v = float(g.perf.iloc[0]) / raw_here
             note = {"modeled (here)": "§2.5 (max) with constants calibrated here",
-                    "emulated (here)": "measured slave compute + shared-memory transfer model",
+                    here_src: "measured slave compute + shared-memory transfer model"
+                              + ("" if here_src == "emulated (here)" else f" (profile {here_src[10:-1]})"),
                     "emulated (MultiSpert bus)": "measured slave compute + the paper's 4.0/2.7 MB/s bus",
                     "measured": "local processes, master on rank 0 with slave 0; the loop also "
                                 "builds windows and targets"}[src]
@@ -162,7 +228,7 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], 
         rows.append(R.row(NAME, "table1", "training_mcups",
                           R.condition(nodes=P, bunch=TABLE1_BUNCH, hidden=1000) + ";source=modeled (paper)",
                           "MCUPS", reported=mc, ours=v, kind="modeled", note="B·N_h(N_i+N_o)/T per bunch"))
-        for src, kind in (("measured", "measured"), ("emulated (here)", "emulated")):
+        for src, kind in (("measured", "measured"), (here_src, "emulated")):
             g = np_[(np_.P == P) & (np_.source == src)]
             if not g.empty:
                 lo, hi, n = (g.perf_low.iloc[0] / 1e6, g.perf_high.iloc[0] / 1e6, int(g.runs.iloc[0])) \
@@ -182,7 +248,7 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal) -> tuple[list[dict], 
     # Headline (§4): five boards.
     for fig, rep, unit, q in (("fig3", HEADLINE_MCUPS, "MCUPS", "training_mcups"),
                               ("fig5", HEADLINE_CPS / 1e6, "MCPS", "forward_mcps")):
-        for src, kind in (("modeled (paper)", "modeled"), ("emulated (here)", "emulated")):
+        for src, kind in (("modeled (paper)", "modeled"), (here_src, "emulated")):
             g = df[(df.figure == fig) & (df.source == src) & (df.P == HEADLINE_BOARDS)]
             if g.empty:
                 continue
@@ -348,6 +414,43 @@ def training_rows(tf: pd.DataFrame, setup) -> list[dict]:
     return rows
 
 
+def validation_pairs(df: pd.DataFrame, here_src: str, cores: int) -> list[dict]:
+    """Every measured configuration (training, Fig. 3; forward, Fig. 5) beside its emulated
+    twin under the run's profile, as seconds per bunch (B·N_wts / performance); measured
+    runs on more workers than cores are left out (not measured scaling)."""
+    key = ["figure", "strategy", "hidden", "bunch", "P"]
+    meas = df[(df.kind == "measured") & df.figure.isin(["fig3", "fig5"])]
+    em = df[df.source == here_src].set_index(key).perf
+    pairs = []
+    for r in meas.itertuples():
+        k = (r.figure, r.strategy, r.hidden, r.bunch, r.P)
+        if k not in em.index or R.oversubscribed(int(r.P), cores):
+            continue
+        W = r.bunch * n_wts(N_I, r.hidden, N_O)
+        what = "training" if r.figure == "fig3" else "forward"
+        pairs.append({"P": int(r.P), "config": f"{r.strategy} {what} 156:{r.hidden}:56 B={r.bunch}",
+                      "emulated_s": W / float(em[k]), "measured_s": W / r.perf})
+    return sorted(pairs, key=lambda x: (x["P"], x["config"]))
+
+
+def label_rows(rows: list[dict], pairs: list[dict], here_src: str, cores: int) -> None:
+    """Measured rows with more slaves than cores get ``oversubscribed=yes``; emulated rows
+    under the run's profile beyond the largest measured P get what their validation says."""
+    Pmax = max((x["P"] for x in pairs), default=1)
+    prof = here_src[len("emulated ("):-1]
+    for r in rows:
+        kv = dict(x.split("=", 1) for x in r["condition"].split(";") if "=" in x)
+        P = int(kv["nodes"]) if kv.get("nodes", "").isdigit() else None
+        if r["kind"] == "measured" and P is not None and R.oversubscribed(P, cores):
+            r["condition"] += ";oversubscribed=yes"
+        if r["kind"] == "emulated" and kv.get("source") == here_src:
+            at = r["note"].split("at P = ")[1].split(" ")[0] if "at P = " in r["note"] else None
+            P = int(at) if P is None and at is not None else P
+            if P is not None and P > Pmax:
+                note = R.beyond_measured_note(pairs, profile=prof)
+                r["note"] = f"{r['note']}; {note}" if r["note"] else note
+
+
 def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup) -> list[str]:
     import matplotlib
 
@@ -357,9 +460,11 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup) -> list[str]:
 
     sns.set_theme(style="whitegrid", context="notebook")
     figs = []
-    styles = {"measured": ("o", "-"), "emulated (here)": ("s", "-"), "emulated (MultiSpert bus)": ("^", "-"),
+    styles = {"measured": ("o", "-"), "emulated (MultiSpert bus)": ("^", "-"),
               "modeled (here)": (None, "--"), "modeled (paper)": (None, ":"),
               "modeled (paper, printed formula)": (None, "-.")}
+    styles |= {src: ("s", "-") for src in df.source.unique() if src.startswith("emulated (")
+               and src not in styles}  # the run's profile: "emulated (here)" by default
     for fig, unit, fname, title in (("fig3", "MCUPS", "fig3_training.png", "Fig. 3 analog: training"),
                                     ("fig5", "MCPS", "fig5_forward.png", "Fig. 5 analog: forward pass")):
         d = df[df.figure == fig]
@@ -431,8 +536,14 @@ def write(run, results, meta) -> dict:
     """comparison.csv, summary.json, curves.csv, training.csv, the plots and report.md under
     ``run.out``; the summary."""
     out, setup, quick_shrunk = run.out, run.setup, run.quick_shrunk
-    df, cal = curves(results, setup)
-    rows, facts = comparison_rows(df, results, setup, cal)
+    df, cal = curves(results, setup, run.profile)
+    prof = here_profile(cal, run.profile)
+    here_src, cores = emulated_label(prof), meta["cpu_count"]
+    rows, facts = comparison_rows(df, results, setup, cal, here_src=here_src)
+    pairs = validation_pairs(df, here_src, cores)
+    label_rows(rows, pairs, here_src, cores)
+    rows += R.validation_rows(NAME, pairs, profile=prof.name)
+    facts["pairs"], facts["profile"] = pairs, prof
     tf = training_frame(results, setup)
     rows += training_rows(tf, setup)
     figs = plots(out, df, tf, setup)
@@ -440,7 +551,8 @@ def write(run, results, meta) -> dict:
     atomic_write(out / "training.csv", tf.to_csv(index=False, float_format="%.6g"))
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "calibration": cal, "profiles": [MULTISPERT_1997.as_dict(),
-                                             here_model(cal, B=setup.np_bunch_perf).as_dict()]}
+                                             here_model(cal, B=setup.np_bunch_perf).as_dict()],
+            "emulated_profile": prof.as_dict()}
     table = R.write_tables(out, rows, meta)
     from reproduce.paper1.text import report_markdown
 

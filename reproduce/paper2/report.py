@@ -301,6 +301,43 @@ def comparison_rows(results, *, data, setup, profile) -> tuple[list[dict], dict]
     return rows, ctx
 
 
+def validation_pairs(results, cores: int) -> list[dict]:
+    """Every measured P-worker run (Fig. 5: model averaging, gradient allreduce) beside its
+    emulated twin of the same seed: training seconds per pass over the data (epoch).
+    Runs on more workers than cores are left out (not measured scaling)."""
+    em = {(t.name, t.params["workers"], t.params["seed"]): r for t, r in results
+          if t.kind == "emulated" and t.name in ("train", "allreduce")}
+    pairs = []
+    for t, r in results:
+        P = t.params.get("workers", 1)
+        if t.kind != "measured" or t.name not in ("train", "allreduce") or P < 2 or R.oversubscribed(P, cores):
+            continue
+        twin = em.get((t.name, P, t.params["seed"]))
+        if twin is None:
+            continue
+        pairs.append({"P": P, "config": ("model averaging" if t.name == "train" else "gradient allreduce")
+                      + f", Q = {t.params['Q']}, seed {t.params['seed']}",
+                      "emulated_s": twin["time_s"][-1] / twin["epochs"],
+                      "measured_s": r["time_s"][-1] / r["epochs"]})
+    return sorted(pairs, key=lambda x: (x["P"], x["config"]))
+
+
+def label_rows(rows: list[dict], pairs: list[dict], cores: int) -> None:
+    """Measured rows with more workers than cores get ``oversubscribed=yes``; emulated rows
+    beyond the largest measured P say what their validation is (R.beyond_measured_note)."""
+    Pmax = max((x["P"] for x in pairs), default=1)
+    for r in rows:
+        kv = dict(x.split("=", 1) for x in r["condition"].split(";") if "=" in x)
+        if not kv.get("workers", "").isdigit():
+            continue
+        P = int(kv["workers"])
+        if r["kind"] == "measured" and R.oversubscribed(P, cores):
+            r["condition"] += ";oversubscribed=yes"
+        if r["kind"] == "emulated" and "profile" in kv and P > Pmax:
+            note = R.beyond_measured_note(pairs, profile=kv["profile"])
+            r["note"] = f"{r['note']}; {note}" if r["note"] else note
+
+
 def _save(fig, out, name: str, figs: list) -> None:
     import matplotlib.pyplot as plt
 
@@ -412,6 +449,12 @@ def write(run, results, meta) -> dict:
     out, setup, quick_shrunk = run.out, run.setup, run.quick_shrunk
     profile, data = run.context["profiles"][0], dataset_of(setup)
     rows, ctx = comparison_rows(results, data=data, setup=setup, profile=profile)
+    cores = meta["cpu_count"]
+    pairs = validation_pairs(results, cores)
+    label_rows(rows, pairs, cores)
+    names = sorted({r["profile"] for t, r in results if t.kind == "emulated" and r.get("profile")})
+    rows += R.validation_rows(NAME, pairs, profile="/".join(names) or profile.name)
+    ctx["pairs"], ctx["emulated_profiles"] = pairs, names
     figs = plots(out, data=data, setup=setup, ctx=ctx)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "timing_loadavg": ctx.get("timing_load")}

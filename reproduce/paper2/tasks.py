@@ -18,11 +18,14 @@ from reproduce.runner import Task
 
 
 def prepare(run) -> None:
-    """This machine's profile (measured on rank 0, shared with every rank): the
-    allreduce model of emulated runs."""
-    here = measure_here(reps=500) if run.rank == 0 else None
-    if run.comm is not None:
-        here = run.comm.comm.bcast(here, root=0)
+    """The machine profile the emulated runs run under: ``--profile``'s when given, else
+    this machine's (measured on rank 0, shared with every rank)."""
+    if run.profile is not None:
+        here = run.profile
+    else:
+        here = measure_here(reps=500) if run.rank == 0 else None
+        if run.comm is not None:
+            here = run.comm.comm.bcast(here, root=0)
     run.context["profiles"] = [here]
     run.meta["data_seed"] = DATA_SEED
 
@@ -52,8 +55,25 @@ def cfg_for(setup: Setup, *, Q: int, epochs: int, method: str | None = None,
 
 
 # ---- tasks ----------------------------------------------------------------
+def profile_key(profile) -> dict:
+    """What an emulated task's cache key holds of ``--profile``: its name and a hash of
+    all its numbers, so a result emulated under one profile is never served for another.
+    Without ``--profile`` nothing (the emulated runs use ``here``, measured at start-up;
+    their results record it in ``profile_params``)."""
+    if profile is None:
+        return {}
+    import hashlib
+    import json
+
+    body = json.dumps(profile.as_dict(), sort_keys=True, default=str)
+    return {"profile": profile.name, "profile_sha1": hashlib.sha1(body.encode()).hexdigest()[:16]}
+
+
 def make_tasks(run) -> list[Task]:
+    """Every measured P-worker run (P ≤ workers) has its emulated twin under the same
+    profile as the emulated runs beyond the workers (the validation of issue 12)."""
     setup, workers, seed = run.setup, run.workers, run.seed
+    pk = profile_key(run.profile)
     T = [Task("epoch_times", "measured", 1, {"seed": seed})]
     for i in range(setup.runs):
         s = seed + i
@@ -66,8 +86,7 @@ def make_tasks(run) -> list[Task]:
                 p = {"Q": setup.fig5_Q, "workers": P, "run": i, "seed": s}
                 if P <= workers:
                     T.append(Task(name, "measured", P, p))
-                else:
-                    T.append(Task(name, "emulated", 1, p))
+                T.append(Task(name, "emulated", 1, {**p, **pk}))
     return T
 
 

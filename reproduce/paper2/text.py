@@ -14,6 +14,38 @@ def _get(df, table, quantity, contains=""):
     return d.iloc[0] if len(d) else None
 
 
+def validation_section(ctx, *, setup, profile) -> list[str]:
+    """The headline sentence about the emulated runs (validated range, emulator error), the
+    emulator paragraph and the table of every measured run beside its emulated twin."""
+    pairs = ctx.get("pairs") or []
+    emP = sorted({P for P in setup.fig5_workers + setup.allreduce_workers})
+    L = ["## The emulated runs and their validation", "", R.EMULATOR_PARAGRAPH, ""]
+    if profile.calibrated:
+        L += [f"The emulated runs here use the calibrated profile `{profile.name}` inside the run: each "
+              f"worker's compute × its speed ratio ({profile.compute_ratio:.2f}) × contention, the expected "
+              "wait for the slowest of P and the allreduce's measured time at every synchronisation.", ""]
+    if not pairs:
+        L += [f"**The emulated runs (P = {', '.join(map(str, emP))}) are not validated in this run**: no "
+              "P-worker run was measured with a core per worker beside its emulated twin.", ""]
+        return L
+    Pmax = max(x["P"] for x in pairs)
+    beyond = [P for P in emP if P > Pmax]
+    L += [f"**The emulated runs are validated only for P ≤ {Pmax}**, the most workers measured here with a core "
+          "each" + (f"; the emulated runs at P = {', '.join(map(str, beyond))} (the paper's {GPUS} GPUs "
+                    "included) are extrapolated" if beyond else "")
+          + f". At the measured P the emulator error (emulated / measured training time per pass over the "
+          f"data, the value furthest from 1) was {R.emulator_error(pairs):.2f}×. Every measured P-worker run "
+          "beside its emulated twin (the same seed, the same updates; runs on more workers than cores are "
+          "left out, they are not measured scaling):", "",
+          "| P | configuration | emulated s / pass | measured s / pass | emulated / measured |", "|---|---|---|---|---|"]
+    for x in pairs:
+        L.append(f"| {x['P']} | {x['config']} | {x['emulated_s']:.3g} | {x['measured_s']:.3g} | "
+                 f"{x['emulated_s'] / x['measured_s']:.2f} |")
+    L += ["", "The rows `emulator,emulated_over_measured` give the median per P; emulated rows beyond "
+          f"P = {Pmax} carry the largest error in their note.", ""]
+    return L
+
+
 def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) -> str:
     lengths = data.lengths[np.asarray(data.train)]
     L = []
@@ -60,6 +92,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
           f"- Wall time of this invocation: {meta.get('wall_s', 0) / 60:.1f} min (tasks found in "
           "the run cache are not re-run).", ""]
 
+    L += validation_section(ctx, setup=setup, profile=profile)
     L += ["## Findings", ""]
     sk = _get(df, "fig2", "skewness")
     pm = _get(df, "fig2", "p99_over_median")
