@@ -107,14 +107,16 @@ def _loadavg() -> list[float]:
 
 def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: int | None = None,
               backend: str = "local", seed: int = 1, comm=None, progress_factory=None,
-              profile=None) -> dict | None:
+              profile=None, origin: dict | None = None) -> dict | None:
     """Run every task of ``paper`` (cached), then write ``out`` on rank 0.
 
     ``setup`` defaults to the paper's setup for ``mode``; ``workers`` to the
     paper's default. Returns the summary (what summary.json holds) on rank 0
     and None on other MPI ranks. ``progress_factory(n_tasks, label)`` makes the
     progress bar. ``profile`` (a MachineProfile) replaces the ``here`` profile the
-    paper would measure behind its emulated rows.
+    paper would measure behind its emulated rows. ``origin``: the metadata of the run
+    that computed the cached task results, when this invocation only rebuilds the
+    files from them (tools/rebuild_from_cache.py); the reports say so.
     """
     t0 = time.perf_counter()
     load0 = _loadavg()
@@ -143,4 +145,6 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
     meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
              "tasks_from_cache": cache.hits, **run.meta}
+    if origin is not None:
+        meta["origin"] = origin
     return importlib.import_module(paper.report).write(run, results, meta)

@@ -14,8 +14,10 @@ does not alter any task result (report code, a neutral engine change).
    composed with the machine as it was when their compute was timed, not with whatever
    load there is at rebuild time. Papers whose profile comes from a cached task
    (paper1, paper4) need nothing.
-3. Run the paper through the harness as `python -m reproduce <paper>` does. Tasks not in
-   the cache (new ones) are computed; the summary says how many came from the cache.
+3. Run the paper through the harness as `python -m reproduce <paper>` does, with the
+   original run's metadata as ``origin`` (date, commit, wall time, load; kept through
+   later rebuilds), which every report states under its Run line. Tasks not in the
+   cache (new ones) are computed; the summary says how many came from the cache.
 """
 from __future__ import annotations
 
@@ -52,6 +54,16 @@ def rekey(folder: Path, new: str) -> tuple[set, int]:
     return olds, n
 
 
+def origin(summary: Path) -> dict:
+    """The metadata of the run that computed the cached results (kept through rebuilds)."""
+    meta = json.loads(summary.read_text())["meta"]
+    if meta.get("origin"):
+        return meta["origin"]
+    keys = ("date_utc", "code", "wall_s", "loadavg_start", "loadavg_end",
+            "loadavg_1min_during_tasks", "tasks", "tasks_from_cache", "platform", "cpu_count")
+    return {k: meta[k] for k in keys if k in meta}
+
+
 def recorded(summary: Path) -> dict:
     meta = json.loads(summary.read_text())["meta"]
     return {p["name"]: MachineProfile.from_dict(p) for p in meta.get("profiles", [])}
@@ -83,7 +95,7 @@ def main(argv=None) -> int:
         print(f"{name}: re-keyed {n} entries from {sorted(olds)}", flush=True)
         if name in ("paper0", "paper2", "paper3"):
             patch(name, recorded(out / "summary.json"))
-        s = run_paper(paper, out=out)
+        s = run_paper(paper, out=out, origin=origin(out / "summary.json"))
         m = s["meta"]
         print(f"{name}: {m['tasks_from_cache']} of {m['tasks']} tasks from the cache, "
               f"{m['wall_s']:.0f} s", flush=True)

@@ -45,7 +45,7 @@ def validation_section(facts: dict, *, setup) -> list[str]:
     L += [f"**The emulated figures are validated only for P ≤ {Pmax}**, the most slaves measured here with a "
           f"core each; the emulated curves run to P = {slaves}, so every figure beyond P = {Pmax} (the "
           f"paper's 3, 4 and 5 boards included) is extrapolated. At the measured P the emulator error "
-          f"(emulated / measured time per bunch, the value furthest from 1) was {err:.2f}×. Every measured "
+          f"(emulated / measured time per bunch, the configuration median furthest from 1) was {err:.2f}×. Every measured "
           "configuration beside its emulated twin (measured: median of the repeated runs; runs on more "
           "workers than cores are left out, they are not measured scaling)"
           + ("" if name == "here" else f". The measured runs are this machine's: the ratios validate "
@@ -70,6 +70,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
           f"seed {meta['seed']} (training runs use seeds {meta['seeds']}), wall time {meta['wall_s']:.0f} s, "
           f"load average {la[0]:.2f} at the start and {lb[0]:.2f} at the end (other jobs shared the "
           f"machine: timings are ratios within this run). `close` means within ±{R.DEFAULT_TOLERANCE:.0%}.", ""]
+    L += R.origin_line(meta)
     if meta.get("history"):
         L += [f"History of these files: {meta['history']}", ""]
     n_cov, missing = class_coverage()

@@ -34,7 +34,7 @@ def validation_section(ctx, *, setup, profile) -> list[str]:
           "each" + (f"; the emulated runs at P = {', '.join(map(str, beyond))} (the paper's {GPUS} GPUs "
                     "included) are extrapolated" if beyond else "")
           + f". At the measured P the emulator error (emulated / measured training time per pass over the "
-          f"data, the value furthest from 1) was {R.emulator_error(pairs):.2f}×. Every measured P-worker run "
+          f"data, the configuration median furthest from 1) was {R.emulator_error(pairs):.2f}×. Every measured P-worker run "
           "beside its emulated twin (the same seed, the same updates; runs on more workers than cores are "
           "left out, they are not measured scaling):", "",
           "| P | configuration | emulated s / pass | measured s / pass | emulated / measured |", "|---|---|---|---|---|"]
@@ -57,6 +57,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
     if quick_shrunk:
         L += ["**Quick run** — shrunk settings, numbers only show that the pipeline works: "
               + "; ".join(quick_shrunk) + ".", ""]
+    L += R.origin_line(meta)
     L += ["## Conditions", "",
           f"- Data: {len(data.seqs):,} synthetic pen trajectories (datasets/handwriting.py: Hershey "
           f"fonts, CMU-dictionary words, {setup.n_writers} writers with their own slant, size, "

@@ -68,6 +68,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           "the noise of other jobs. "
           f"Verdict `close` means within ±{R.DEFAULT_TOLERANCE:.0%} of the paper's value "
           f"(exact match for the best local epoch).", ""]
+    L += R.origin_line(meta)
     L += headline(df, here=here, pairs=pairs, records=manycore_records)
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",

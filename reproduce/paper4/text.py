@@ -51,6 +51,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           f"{', '.join(f'{x:.2f}' for x in la) if la else '–'} (the machine is shared: measured "
           "speedups are ratios taken within one run). Verdicts: Table 1 cells `close` within "
           "±1 % of the paper's, everything else within ±10 %.", ""]
+    L += R.origin_line(meta)
     L += headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
     widths = ", ".join(f"{w:,}" for w in setup.widths)
     L += ["## Setup", "",
