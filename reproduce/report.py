@@ -111,7 +111,8 @@ def origin_line(meta: dict) -> list[str]:
             f"load average {load} at its start; the profiles it measured at start-up are reused. "
             f"This invocation ({meta.get('date_utc')}, project at "
             f"`{((meta.get('code') or {}).get('commit') or '–')[:7]}`) only recomposed the tables "
-            "and text with the code as it stands (tools/rebuild_from_cache.py).", ""]
+            "and text with the code as it stands (tools/rebuild_from_cache.py)."
+            + (f" {o['note']}" if o.get("note") else ""), ""]
 
 
 def write_tables(out: Path, rows: list[dict], meta: dict) -> pd.DataFrame:

@@ -87,6 +87,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("papers", nargs="+")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
+    ap.add_argument("--note", default=None, help="added to the origin (e.g. which tasks a rebuild "
+                    "computed anew, and when)")
     args = ap.parse_args(argv)
     for name in args.papers:
         paper = load(name)
@@ -95,7 +97,10 @@ def main(argv=None) -> int:
         print(f"{name}: re-keyed {n} entries from {sorted(olds)}", flush=True)
         if name in ("paper0", "paper2", "paper3"):
             patch(name, recorded(out / "summary.json"))
-        s = run_paper(paper, out=out, origin=origin(out / "summary.json"))
+        o = origin(out / "summary.json")
+        if args.note:
+            o = {**o, "note": " ".join(filter(None, (o.get("note"), args.note)))}
+        s = run_paper(paper, out=out, origin=o)
         m = s["meta"]
         print(f"{name}: {m['tasks_from_cache']} of {m['tasks']} tasks from the cache, "
               f"{m['wall_s']:.0f} s", flush=True)
