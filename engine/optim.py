@@ -170,19 +170,46 @@ class ConjugateGradient:
         self.k += 1
         return new, evals, restarted
 
-    def minimize(self, x: np.ndarray, phi, phi_grad, *, iterations: int, callback=None) -> dict:
-        """Run ``iterations`` CG iterations on x in place; ``phi_grad(w) -> (Φ, ∇Φ)`` is a
-        derivative epoch, ``phi(w) -> Φ`` a forward (line-search) epoch."""
+    def minimize(self, x: np.ndarray, phi, phi_grad, *, iterations: int, callback=None,
+                 rel_tol: float | None = None) -> dict:
+        """Run up to ``iterations`` CG iterations on x in place; ``phi_grad(w) -> (Φ, ∇Φ)`` is
+        a derivative epoch, ``phi(w) -> Φ`` a forward (line-search) epoch.
+
+        Stopping rule (issue 14). **Stall:** when two iterations in a row find no decrease
+        (line-search step 0), x, ∇Φ and the next trial step are what they were, so every
+        further iteration would repeat the second one exactly (the first failure sets the
+        step to 0, the second is a restart d = −g from the initial trial step
+        ``step0``/‖g‖): CG stops after it, and the result is what ``iterations`` full
+        iterations would give. **Tolerance** (``rel_tol``, off by default because it
+        changes the result): stop after an iteration whose relative decrease
+        (Φ_before − Φ_after)/|Φ_before| is below ``rel_tol``.
+
+        The history holds every iteration run (``phi``, ``evals``, ``restarted``), then
+        ``useful``: iterations up to the last one that lowered Φ; ``stopped``: "stall",
+        "tolerance" or "iterations"; ``final_phi``.
+        """
         hist = {"phi": [], "evals": [], "restarted": []}
+        useful, stopped, failures = 0, "iterations", 0
         for _ in range(iterations):
             value, grad = phi_grad(x)
-            _, evals, r = self.step(x, phi, value, grad)
+            new, evals, r = self.step(x, phi, value, grad)
             hist["phi"].append(value)
             hist["evals"].append(evals)
             hist["restarted"].append(r)
             if callback is not None:
                 callback(x, value)
-        hist["final_phi"] = phi_grad(x)[0] if iterations else None
+            if self.alpha > 0.0:
+                failures, useful = 0, len(hist["phi"])
+                if rel_tol is not None and (value - new) <= rel_tol * abs(value):
+                    stopped = "tolerance"
+                    break
+            else:
+                failures += 1
+                if failures == 2:
+                    stopped = "stall"
+                    break
+        hist["useful"], hist["stopped"] = useful, stopped
+        hist["final_phi"] = phi_grad(x)[0] if hist["phi"] else None
         return hist
 
 

@@ -106,3 +106,44 @@ def test_boundary_values_are_accepted():
     opt = SGD(3, lr=1e-12, momentum=0.0)
     assert opt.lr == 1e-12
     assert SGD(3, lr=0.1, momentum=0.999).momentum == 0.999
+
+
+# ---- conjugate gradient's stopping rule (issue 14) ----
+def _quadratic(cond: float, n: int = 6, seed: int = 0):
+    """Φ(x) = ½ xᵀAx − bᵀx with A's eigenvalues spread over [1, cond]."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    A = Q @ np.diag(np.linspace(1.0, cond, n)) @ Q.T  # (n, n)
+    b = rng.standard_normal(n)  # (n,)
+    return (lambda x: float(0.5 * x @ A @ x - b @ x)), (lambda x: (float(0.5 * x @ A @ x - b @ x), A @ x - b))
+
+
+@pytest.mark.parametrize("cond", [10.0, 100.0])
+def test_cg_stops_at_a_stall_with_the_result_of_every_iteration(cond):
+    from engine.optim import ConjugateGradient
+
+    phi, phi_grad = _quadratic(cond)
+    x = np.zeros(6)
+    h = ConjugateGradient(6).minimize(x, phi, phi_grad, iterations=300)
+    assert h["stopped"] == "stall" and len(h["phi"]) < 100  # most of 300 came after convergence
+    assert h["useful"] == len(h["phi"]) - 2  # the two iterations that found no decrease
+    # negative control: the same optimizer stepped by hand all 300 times ends at the same x
+    y, cg = np.zeros(6), ConjugateGradient(6)
+    for _ in range(300):
+        v, g = phi_grad(y)
+        cg.step(y, phi, v, g)
+    np.testing.assert_array_equal(x, y)
+    assert h["final_phi"] == phi_grad(y)[0]
+
+
+def test_cg_relative_tolerance_stops_earlier_and_only_when_asked():
+    from engine.optim import ConjugateGradient
+
+    phi, phi_grad = _quadratic(100.0)
+    x = np.zeros(6)
+    h = ConjugateGradient(6).minimize(x, phi, phi_grad, iterations=300, rel_tol=1e-3)
+    assert h["stopped"] == "tolerance" and h["useful"] == len(h["phi"])
+    x2 = np.zeros(6)
+    h2 = ConjugateGradient(6).minimize(x2, phi, phi_grad, iterations=len(h["phi"]))
+    assert h2["stopped"] == "iterations"  # without rel_tol the same count just runs out
+    np.testing.assert_array_equal(x, x2)

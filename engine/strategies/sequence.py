@@ -90,7 +90,9 @@ def train_cg(data: E.Sequences, x0: np.ndarray, *, sizes: dict, workers_deriv: i
     ``deriv_reduce_s`` / ``fwd_reduce_s`` its time in the round's collectives (the
     broadcast that starts the epoch and the reduction, waiting included); ``record``
     is the :class:`engine.timing.RunRecord` of every worker's rounds (``final_mse``:
-    the final Φ; CG runs its ``iterations``, it has no stopping threshold).
+    the final Φ). CG runs up to ``iterations`` and stops early at a stall
+    (:meth:`engine.optim.ConjugateGradient.minimize`; the history says ``useful`` and
+    ``stopped``), which leaves the result what all ``iterations`` would give.
     """
     cfg = configuration(workers_deriv=workers_deriv, workers_fwd=workers_fwd, iterations=iterations,
                         chunk=chunk, cg=cg)

@@ -193,5 +193,7 @@ def _train(net, corpus, setup: Setup, *, workers: int) -> dict:
     return {"accuracy": acc, "phi": [float(v) for v in h["phi"]], "final_phi": float(h["final_phi"]),
             "evals": [int(e) for e in h["evals"]], "restarts": int(r["restarts"]),
             "wall_s": float(r["wall_s"]), "iterations": setup.iterations, "workers_deriv": workers,
+            # CG's stopping rule (engine/optim.py): iterations run, those that lowered Φ, why it stopped
+            "iterations_run": len(h["phi"]), "useful": int(h["useful"]), "stopped": h["stopped"],
             "workers_fwd": 1, "deriv_s": float(np.median(r["deriv_compute_s"] + r["deriv_reduce_s"])),
             "fwd_s": float(np.median(r["fwd_compute_s"] + r["fwd_reduce_s"]))}

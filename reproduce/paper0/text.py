@@ -197,11 +197,15 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           f"{stats['outputs']} outputs. Source: `{meta.get('nettalk_source')}`.", ""]
     if train:
         L += ["## Training", "",
+              "Iterations: those that lowered Φ / those run / the cap; CG stops when two iterations in a "
+              "row find no decrease (every later one would repeat the second exactly).", "",
               "| run | iterations | Φ start | Φ end | phoneme | stress | both | mean evals | restarts | wall s |",
               "|---|---|---|---|---|---|---|---|---|---|"]
         for i, r in enumerate(train):
             a = r["accuracy"]
-            L.append(f"| {i} | {r['iterations']} | {r['phi'][0]:.1f} | {r['final_phi']:.1f} | {a['phoneme']:.3f} | "
+            its = (f"{r['useful']} / {r['iterations_run']} / {r['iterations']} ({r['stopped']})"
+                   if "useful" in r else str(r["iterations"]))
+            L.append(f"| {i} | {its} | {r['phi'][0]:.1f} | {r['final_phi']:.1f} | {a['phoneme']:.3f} | "
                      f"{a['stress']:.3f} | {a['both']:.3f} | {np.mean(r['evals']):.2f} | {r['restarts']} | "
                      f"{r['wall_s']:.0f} |")
         L.append("")
