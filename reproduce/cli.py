@@ -1,14 +1,22 @@
 """``python -m reproduce {list,report,matrix,calibrate,validate,all,paper0..paper4}``.
 
 Usage errors exit 2 with one line on stderr; failures (a worker that raised or
-died, an unwritable results folder found late) exit 1, also with one line.
+died, an unwritable results folder found late, a results folder that ``report``
+finds inconsistent) exit 1, also with one line. docs/bad_inputs.md lists every
+refusal with its code and line; tests/test_bad_inputs.py runs each one.
+
+Under a launcher (mpiexec, srun) only the launcher's rank 0 prints a refusal: in a
+mismatched launch every process believes it is rank 0 of a world of one, and the
+launcher's own environment is the only thing that still tells them apart.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from reproduce.harness import UsageError, run_paper
@@ -30,6 +38,69 @@ def _int_at_least(lo: int):
 positive_int, nonneg_int = _int_at_least(1), _int_at_least(0)
 
 
+def nonempty_path(s: str) -> Path:
+    """A path that is not empty: Path("") is ".", and writing results into the current
+    directory by accident is worse than refusing."""
+    if not s.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return Path(s)
+
+
+def stall_timeout(s: str) -> float | None:
+    """Seconds > 0, or 0 / none for no deadline (None)."""
+    if s.strip().lower() in ("0", "none"):
+        return None
+    try:
+        v = float(s)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be seconds > 0, or 0 or none to disable, got {s!r}")
+    return v
+
+
+# The variables a launcher sets in every process it starts, and whose launcher they are
+# (size variable, rank variable, family). Checked in this order.
+LAUNCHERS = (
+    ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI's mpiexec"),
+    ("PMI_SIZE", "PMI_RANK", "a PMI launcher (the mpiexec of MPICH or Intel MPI, or srun)"),
+    ("MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK", "MVAPICH's launcher"),
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a launcher's environment says about this process: ``var``'s value is ``size``."""
+    var: str
+    size: int
+    rank: int | None
+    family: str
+
+
+def launch(environ=None) -> Launch | None:
+    """The launch this process's environment describes, None when no launcher started it.
+    Read from the environment, not from MPI: a launcher from another MPI library than
+    mpi4py's is exactly the case where MPI itself sees a world of one."""
+    env = os.environ if environ is None else environ
+
+    def number(var):
+        try:
+            return int(env[var])
+        except (KeyError, ValueError):
+            return None
+
+    for size_var, rank_var, family in LAUNCHERS:
+        size = number(size_var)
+        if size is None:
+            continue
+        # the rank from the same family, else from any (a stray variable of another family
+        # must not make every rank print)
+        rank = next((r for r in [number(rank_var)] + [number(v) for _, v, _ in LAUNCHERS]
+                     if r is not None), None)
+        return Launch(size_var, size, rank, family)
+    return None
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not the usage block
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -48,7 +119,7 @@ def parser() -> argparse.ArgumentParser:
                     help="local processes with shared memory, or MPI ranks (run under mpiexec)")
     ap.add_argument("--runs", type=positive_int, default=None, help="runs per configuration")
     ap.add_argument("--seed", type=nonneg_int, default=1, help="base seed; run i uses seed + i")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=nonempty_path, default=None,
                     help="results folder (default results/, or results/quick/ with --quick)")
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="shrunk settings, under a minute")
@@ -60,10 +131,16 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--name", default=None, help="calibrate: the profile's name (default: this host's)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    ap.add_argument("--nettalk-file", type=Path, default=None,
+    ap.add_argument("--nettalk-file", type=nonempty_path, default=None,
                     help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
                          "sets NETTALK_DATA")
+    ap.add_argument("--stall-timeout", type=stall_timeout, default=_DEFAULT, metavar="S",
+                    help="end the run (exit 1, naming the worker) when one collective waits more than "
+                         "S seconds; 0 or none: wait forever (default: the engine's, generous)")
     return ap
+
+
+_DEFAULT = object()  # --stall-timeout not given: leave the engine's default alone
 
 
 def _list() -> int:
@@ -74,13 +151,32 @@ def _list() -> int:
     return 0
 
 
-def _report(out: Path) -> int:
-    from reproduce.report import build_index
+def _report(out: Path | None) -> int:
+    """index.md from every paper's files under ``out`` (default results/). A folder that
+    fails :func:`reproduce.report.check_paper` is a failure (exit 1) and index.md is left
+    as it was. Without --out, a note says where quick runs' results are (they go to
+    results/quick/, which the default does not index: committed full results and quick
+    ones never mix in one index)."""
+    from reproduce.report import ResultsError, build_index, indexed
     from reproduce.store import atomic_write, check_writable
 
-    check_writable(out)
-    atomic_write(out / "index.md", build_index(out, PAPERS))
+    defaulted = out is None
+    out = Path("results") if out is None else out
+    try:
+        check_writable(out)
+    except OSError as e:
+        raise UsageError(str(e)) from None
+    try:
+        text = build_index(out, PAPERS)
+    except ResultsError as e:
+        print(f"error: {e}; {out / 'index.md'} left as it was", file=sys.stderr)
+        return 1
+    atomic_write(out / "index.md", text)
     print(f"wrote {out / 'index.md'}")
+    quick = Path("results/quick")
+    if defaulted and (names := indexed(quick, PAPERS)):
+        print(f"note: {quick}/ holds quick runs ({', '.join(names)}), not in this index; "
+              f"`python -m reproduce report --out {quick}` indexes them")
     return 0
 
 
@@ -147,12 +243,33 @@ def _profile(spec):
 
 
 def _mpi_comm(args):
+    """The MPI world, after checking that a launcher started it and agrees with it.
+
+    Outside mpiexec, or under an mpiexec of another MPI library than mpi4py's, every process
+    is a world of one: it would run a whole job of its own into the shared results folder
+    and exit 0. Every rank checks; only the launcher's rank 0 prints (:func:`_say`)."""
+    import warnings
+
     try:
+        with warnings.catch_warnings():  # mpi4py's own multi-line hint: the check below says it
+            warnings.filterwarnings("ignore", message="suspicious MPI execution environment")
+            from mpi4py import MPI  # noqa: F401 - initialises MPI here, under the filter
         from engine.comm.mpi import MPIComm
 
         comm = MPIComm()
     except ImportError:
         raise UsageError("--backend mpi needs mpi4py: pip install mpi4py mpich") from None
+    la = launch()
+    if la is None and comm.size == 1:
+        raise UsageError("--backend mpi needs a launcher: run it as mpiexec -n N python -m reproduce "
+                         "... --backend mpi (here no launcher started this process, so MPI has 1 rank)")
+    if la is not None and la.size != comm.size:
+        lib = " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
+        own = Path(sys.executable).parent / "mpiexec"
+        hint = f"use {own}" if own.exists() else f"use the mpiexec of {lib.split(',')[0]}"
+        raise UsageError(f"MPI world size mismatch: {la.family} started {la.size} processes "
+                         f"({la.var}={la.size}) but mpi4py, linked to {lib}, sees a world of "
+                         f"{comm.size}: the launcher belongs to another MPI library; {hint}")
     if args.workers is not None and args.workers != comm.size:
         raise UsageError(f"--workers {args.workers} disagrees with the MPI world size {comm.size} "
                          f"(mpiexec -n {comm.size}); pass --workers {comm.size} or leave it out")
@@ -166,14 +283,16 @@ def main(argv=None) -> int:
     except SystemExit as e:  # argparse already printed its one-line error
         return int(e.code or 0)
     comm = None
-    if args.nettalk_file is not None:
-        os.environ["NETTALK_DATA"] = str(args.nettalk_file)
     try:
         t = args.target
         if t == "list":
             return _list()
+        _check_launch(t, args.backend)
+        _check_nettalk(t, args.nettalk_file)
+        if args.stall_timeout is not _DEFAULT:
+            _set_stall_timeout(args.stall_timeout)
         if t == "report":
-            return _report(args.out or Path("results"))
+            return _report(args.out)
         if t == "matrix":
             return _matrix(args, _mpi_comm(args) if args.backend == "mpi" else None)
         if t == "calibrate":
@@ -223,6 +342,61 @@ def main(argv=None) -> int:
         return 1
 
 
+ONE_PROCESS = ("report", "validate")  # targets that never use MPI
+
+
+def _check_launch(target: str, backend: str) -> None:
+    """Refuse a launch that would run independent jobs into one folder: mpiexec -n N (N > 1)
+    without --backend mpi, or a one-process target started by a launcher."""
+    la = launch()
+    if target in ONE_PROCESS:
+        if backend == "mpi":
+            raise UsageError(f"--backend mpi does not apply to {target}: it runs in one process")
+        if la is not None and la.size > 1:
+            raise UsageError(f"{target} runs in one process, but a launcher started {la.size} "
+                             f"({la.var}={la.size}): run it without mpiexec")
+    elif la is not None and la.size > 1 and backend != "mpi":
+        raise UsageError(f"a launcher started {la.size} processes ({la.var}={la.size}) but the "
+                         "backend is local: each would run its own job into the same folder; add "
+                         "--backend mpi (or run without mpiexec)")
+
+
+def _check_nettalk(target: str, path: Path | None) -> None:
+    """A NETtalk dictionary named on purpose (--nettalk-file, or NETTALK_DATA for a run that
+    reads it) must be usable: read it now, before any task, rather than fall back to
+    another corpus. --nettalk-file then becomes NETTALK_DATA for the paper's tasks."""
+    from datasets import nettalk
+
+    if path is not None:
+        try:
+            nettalk.load(path, n_words=1)
+        except nettalk.NettalkDataError as e:
+            raise UsageError(f"--nettalk-file {e}") from None
+        os.environ["NETTALK_DATA"] = str(path)
+    elif os.environ.get("NETTALK_DATA") and target in ("paper0", "all"):
+        try:
+            nettalk.load(n_words=1)
+        except nettalk.NettalkDataError as e:
+            raise UsageError(str(e)) from None
+
+
+def _set_stall_timeout(seconds: float | None) -> None:
+    """--stall-timeout: the deadline of every collective wait (engine.comm.base)."""
+    from engine.comm import base
+
+    setter = getattr(base, "set_stall_timeout", None)
+    if setter is None:  # an engine without the watchdog: refuse rather than ignore the flag
+        raise UsageError("--stall-timeout: this engine has no stall watchdog "
+                         "(engine.comm.base.set_stall_timeout is missing)")
+    setter(seconds)
+
+
 def _say(msg: str, comm) -> None:
-    if comm is None or comm.rank == 0 or os.environ.get("REPRODUCE_ALL_RANKS_SAY"):
+    """Print on rank 0 only: the communicator's when there is one, else the launcher's."""
+    if comm is not None:
+        first = comm.rank == 0
+    else:
+        la = launch()
+        first = la is None or la.rank in (None, 0)
+    if first or os.environ.get("REPRODUCE_ALL_RANKS_SAY"):
         print(msg, file=sys.stderr)

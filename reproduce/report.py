@@ -7,6 +7,7 @@ with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within
 """
 from __future__ import annotations
 
+import json
 import math
 import platform
 import subprocess
@@ -160,21 +161,80 @@ def fidelity(df: pd.DataFrame) -> dict:
     return {k: int(c.get(k, 0)) for k in ("close", "differs", "no-paper-value")}
 
 
+class ResultsError(ValueError):
+    """A paper's results folder whose files are not one consistent generation (a truncated
+    or foreign comparison.csv, a summary.json from another run); the message names the file."""
+
+
+NUMERIC = ["reported", "ours", "ours_low", "ours_high", "runs", "ratio"]
+VERDICTS = ("close", "differs", "no-paper-value")
+
+
+def check_paper(folder: Path) -> pd.DataFrame:
+    """``folder/comparison.csv`` read and checked, or :class:`ResultsError` naming the file:
+    the columns (:data:`COLUMNS`), its row count against its ``summary.json`` (first: a cut
+    file is most often cut mid-row), then that numbers parse and kinds and verdicts are known.
+
+    Why: a run killed mid-write, or a file cut short by a full disk, still parses as a
+    CSV; an index built from it would quietly show 8 rows of 45. summary.json may hold
+    null (or, from older runs, NaN) for missing values: only its row count is read."""
+    f = Path(folder) / "comparison.csv"
+    try:
+        df = pd.read_csv(f, keep_default_na=True)
+    except (ValueError, UnicodeDecodeError) as e:  # pandas' ParserError and EmptyDataError too
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ResultsError(f"{f}: not a readable CSV ({why})") from None
+    if list(df.columns) != COLUMNS:
+        missing = [c for c in COLUMNS if c not in df.columns]
+        extra = [str(c) for c in df.columns if c not in COLUMNS]
+        what = "; ".join([f"missing {', '.join(missing)}"] * bool(missing)
+                         + [f"unexpected {', '.join(extra)}"] * bool(extra)) or "wrong order"
+        raise ResultsError(f"{f}: columns are not the comparison format ({what})")
+    s = f.with_name("summary.json")
+    try:
+        n = len(json.loads(s.read_text())["rows"])
+    except FileNotFoundError:
+        raise ResultsError(f"{f}: no summary.json beside it (an interrupted write?)") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{s}: not a run summary with rows ({type(e).__name__})") from None
+    if n != len(df):
+        raise ResultsError(f"{f}: {len(df)} rows, but {s.name} lists {n} (truncated, or from "
+                           "another run)")
+    for c in NUMERIC:
+        bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise ResultsError(f"{f}: row {i + 1}: {c} = {df[c].iloc[i]!r} is not a number")
+    for c, allowed in (("kind", KINDS), ("verdict", VERDICTS)):
+        bad = ~df[c].isin(allowed)
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise ResultsError(f"{f}: row {i + 1}: {c} = {df[c].iloc[i]!r} is not one of "
+                               f"{', '.join(allowed)}")
+    return df
+
+
+def indexed(results: Path, papers: list[dict]) -> list[str]:
+    """The papers with a comparison.csv under ``results`` (what :func:`build_index` shows)."""
+    return [p["name"] for p in papers if (Path(results) / p["name"] / "comparison.csv").exists()]
+
+
 def build_index(results: Path, papers: list[dict]) -> str:
-    """results/index.md from every paper's comparison rows."""
+    """results/index.md from every paper's comparison rows. Every paper's files are checked
+    (:func:`check_paper`) before any text is made, so a bad one raises ResultsError and the
+    caller writes nothing."""
     out = ["# Reproduction results", "",
            "One section per paper, built by `python -m reproduce report` from each "
            "`results/<paper>/comparison.csv`. Kinds: measured (timed here), emulated "
            "(measured compute + communication model), modeled (formula), reported (the paper).", ""]
+    frames = {name: check_paper(results / name) for name in indexed(results, papers)}
     summary = ["| paper | rows | close | differs | no paper value | report |", "|---|---|---|---|---|---|"]
     sections = []
     for p in papers:
-        f = results / p["name"] / "comparison.csv"
-        if not f.exists():
+        if p["name"] not in frames:
             summary.append(f"| {p['name']} | – | – | – | – | not run |")
             continue
-        df = pd.read_csv(f, keep_default_na=True)
-        df = df.astype({"note": "object"}).fillna({"note": ""})
+        df = frames[p["name"]].astype({"note": "object"}).fillna({"note": ""})
         fi = fidelity(df)
         summary.append(f"| {p['name']} | {len(df)} | {fi['close']} | {fi['differs']} | "
                        f"{fi['no-paper-value']} | [report]({p['name']}/report.md) |")

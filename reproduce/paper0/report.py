@@ -496,7 +496,39 @@ def rebuild(out) -> dict:
     return write(run, results, meta)
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv=None) -> int:
+    """``python -m reproduce.paper0.report [FOLDER]`` (default results/paper0): :func:`rebuild`.
 
-    rebuild(sys.argv[1] if len(sys.argv) > 1 else "results/paper0")
+    The task cache (FOLDER/.cache/) is not committed, so on a fresh clone there is nothing to
+    rebuild from: say so in one line and how to get it (exit 2), rather than fail deep inside
+    the report code. Any other failure: one line, exit 1."""
+    import sys
+    from pathlib import Path
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print("usage: python -m reproduce.paper0.report [FOLDER]  (default results/paper0)",
+              file=sys.stderr)
+        return 2
+    out = Path(args[0] if args else "results/paper0")
+    run = "python -m reproduce paper0" + ("" if out.parent == Path("results") else f" --out {out.parent}")
+    if not (out / "summary.json").is_file():
+        print(f"error: {out / 'summary.json'} not found: rebuilding needs a finished paper0 run "
+              f"there ({run})", file=sys.stderr)
+        return 2
+    if not any((out / ".cache").glob("*.json")):
+        print(f"error: {out / '.cache'}/ holds no cached runs (the task cache is not committed, "
+              f"so a fresh clone has none): run `{run}` first, which computes them and writes "
+              "the report itself", file=sys.stderr)
+        return 2
+    try:
+        rebuild(out)
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback wall
+        print(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}/ (comparison.csv, summary.json, report.md, plots)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

