@@ -32,7 +32,8 @@ def test_quick_run_writes_the_comparison(tmp_path):
     assert (out / "fig4_5_sequence_partition.png").stat().st_size > 0
 
 
-def test_paper0_refuses_mpi(tmp_path, capsys):
+def test_paper0_refuses_mpi(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PMI_SIZE", "1")  # a one-process launch (without a launcher --backend mpi is refused first)
     assert cli.main(["paper0", "--quick", "--no-progress", "--out", str(tmp_path), "--backend", "mpi",
                      "--workers", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
