@@ -199,6 +199,8 @@ class MachineProfile:
         unknown = set(d) - names
         if unknown:
             raise ValueError(f"unknown machine profile fields: {sorted(unknown)}")
+        if d.get("bandwidth_Bps", 0.0) is None:  # strict JSON writes an unbounded β as null
+            d = {**d, "bandwidth_Bps": math.inf}
         return cls(**d)
 
     @classmethod

@@ -12,7 +12,6 @@ launcher's own environment is the only thing that still tells them apart.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -320,8 +319,9 @@ def main(argv=None) -> int:
                 summaries[name] = s
         if comm is None or comm.rank == 0:
             if args.json:
-                json.dump(summaries if t == "all" else summaries[t], sys.stdout, indent=2, default=str)
-                sys.stdout.write("\n")
+                from reproduce.store import dumps  # strict JSON: NaN and ±inf as null
+
+                sys.stdout.write(dumps(summaries if t == "all" else summaries[t]))
             else:
                 out_root = args.out or Path("results/quick" if args.quick else "results")
                 for name in names:

@@ -178,6 +178,12 @@ def check_paper(folder: Path) -> pd.DataFrame:
     Why: a run killed mid-write, or a file cut short by a full disk, still parses as a
     CSV; an index built from it would quietly show 8 rows of 45. summary.json may hold
     null (or, from older runs, NaN) for missing values: only its row count is read."""
+    from reproduce.store import GenerationError, check_generation
+
+    try:  # one generation: every file its MANIFEST.json lists, as written (reproduce/store.py)
+        check_generation(Path(folder))
+    except GenerationError as e:
+        raise ResultsError(str(e)) from None
     f = Path(folder) / "comparison.csv"
     try:
         df = pd.read_csv(f, keep_default_na=True)

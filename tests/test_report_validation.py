@@ -51,3 +51,40 @@ def test_origin_line_only_for_rebuilt_results():
 
 def test_oversubscribed():
     assert R.oversubscribed(3, cores=2) and not R.oversubscribed(2, cores=2)
+
+
+def test_a_strict_json_profile_with_unbounded_bandwidth_loads():
+    """summary.json writes β = inf as null; reading it back gives inf (and only then)."""
+    import json
+    import math
+
+    from engine.perfmodel import MachineProfile
+    from reproduce.store import dumps
+
+    p = MachineProfile("compute-only", 0.0, math.inf, "bound")
+    d = json.loads(dumps(p.as_dict()))
+    assert d["bandwidth_Bps"] is None
+    assert MachineProfile.from_dict(d) == p
+    assert MachineProfile.from_dict({**d, "bandwidth_Bps": 1e9}).bandwidth_Bps == 1e9
+
+
+def test_report_refuses_a_folder_that_is_not_one_generation(tmp_path):
+    """A file changed after its generation's manifest was written: check_paper names it."""
+    import json
+
+    from reproduce.store import write_generation
+
+    folder = tmp_path / "pX"
+    rows = [R.row("pX", "t", "q", "", "x", ours=1.0, kind="measured")]
+    csv = R.frame(rows).to_csv(index=False)
+    def write(staging):
+        (staging / "comparison.csv").write_text(csv)
+        (staging / "summary.json").write_text(json.dumps({"rows": rows}))
+
+    write_generation(folder, write, generation="g1")
+    assert len(R.check_paper(folder)) == 1
+    # another writer's file, same rows and columns (the CSV check alone would pass it)
+    other = R.frame([R.row("pX", "t", "q", "", "x", ours=2.0, kind="measured")]).to_csv(index=False)
+    (folder / "comparison.csv").write_text(other)
+    with pytest.raises(R.ResultsError, match="comparison.csv"):
+        R.check_paper(folder)
