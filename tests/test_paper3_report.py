@@ -78,3 +78,28 @@ def test_oversubscribed_measured_runs(one_core):
     emu = df[(df.kind == "emulated") & df.condition.str.contains("profile=test")]
     assert emu.note.str.contains("no measured run to validate it against").all()
     assert "not measured scaling" in md
+
+
+def test_a_measured_speedup_says_when_serial_and_parallel_come_from_different_invocations():
+    """Issue 15: a cached serial time paired with a fresh parallel one is said in the note;
+    from one invocation, nothing is said (negative control)."""
+    import pandas as pd
+
+    from reproduce.paper3.report import comparison_rows
+    from reproduce.paper3.setup import DEFAULT
+
+    def frame(serial_inv, par_inv):
+        base = dict(study="main", converged=True, rounds=10, epochs=100.0, final_mse=0.0, kind="measured",
+                    profile="", comm_share=0.1, serial_scale=1.0, run=0, seed=1)
+        return pd.DataFrame([
+            {**base, "name": "serial", "nodes": 1, "local_epoch": None, "source": "measured (serial)",
+             "time_s": 2.0, "invocation": serial_inv, "timed": f"date-{serial_inv}"},
+            {**base, "name": "pattern", "nodes": 2, "local_epoch": 32, "source": "measured",
+             "time_s": 1.0, "invocation": par_inv, "timed": f"date-{par_inv}"}])
+
+    def note(rows):
+        return next(r["note"] for r in rows if r["quantity"] == "speedup" and r["kind"] == "measured")
+
+    mixed = note(comparison_rows(frame("a", "b"), DEFAULT)[0])
+    assert "different invocations" in mixed and "date-a" in mixed and "date-b" in mixed
+    assert "different invocations" not in note(comparison_rows(frame("a", "a"), DEFAULT)[0])

@@ -80,7 +80,9 @@ def runs_frame(results, profiles) -> pd.DataFrame:
     rows = []
     for t, res in results:
         p = t.params
-        base = {"name": t.name, "nodes": p["nodes"], "local_epoch": p.get("local_epoch"),
+        cached = res.get("_cached_from") or {}  # reproduce/runner.py: which invocation timed it
+        base = {"invocation": cached.get("invocation", "this run"), "timed": cached.get("date_utc", "this run"),
+                "name": t.name, "nodes": p["nodes"], "local_epoch": p.get("local_epoch"),
                 "run": p["run"], "seed": p["seed"], "study": p.get("init") or p.get("combine") or "main",
                 **{k: res[k] for k in ("converged", "rounds", "epochs", "final_mse")}}
         if t.kind == "measured":
@@ -155,6 +157,14 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
                               note="argmin over local epochs of the median time", tolerance=0.0))
             sp_rep = SPEEDUP_8 if P == 8 else TABLE1[0][1] / t_rep
             sc = float(g.serial_scale.iloc[0])  # the serial run put on the profile's machine
+            mixed = ""
+            if kind == "measured" and "invocation" in runs:  # issue 15: say when the times
+                # of the serial and the parallel runs were not taken by the same invocation
+                par = g[g.local_epoch == m_best]
+                when = sorted(set(serial.timed) | set(par.timed))
+                if len(set(serial.invocation) | set(par.invocation)) > 1:
+                    mixed = ("; the serial and parallel times come from different invocations "
+                             f"(timed {', '.join(map(str, when))}): the machine's load may differ")
             rows.append(R.row(
                 NAME, "table1", "speedup", cond, "x", reported=round(sp_rep, 2),
                 ours=s1["median"] * sc / s["median"], low=s1["min"] * sc / s["max"],
@@ -163,7 +173,7 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
                 note=("paper: §5 text" if P == 8 else f"paper: derived from Table 1 (689/{t_rep:g})")
                 + "; ours: measured serial median"
                 + (f" × the profile's compute ratio {sc:.3g}" if sc != 1.0 else "")
-                + " / this median; range min/max vs max/min"))
+                + " / this median; range min/max vs max/min" + mixed))
     g8 = pattern[pattern.nodes == 8]
     for m, e_rep, t_rep, c_rep in TABLE2:
         gm = g8[g8.local_epoch == m]
