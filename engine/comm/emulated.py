@@ -23,7 +23,13 @@ the local backend (allreduce summed in rank order).
 
 A worker that raises ends the run with :class:`WorkerError` naming it; a
 worker that returns while its peers wait in a collective is a mismatch, and
-so an error too.
+so an error too. A worker that runs longer than
+:func:`engine.comm.base.stall_timeout` between two collectives fails the run
+too, as its peers' wait would on the other backends; since every worker runs
+in this one thread, that is noticed when it reaches the collective: a worker
+that never does (an endless loop) cannot be interrupted from within, only by a
+signal (SIGINT, SIGTERM) to the process. A peer cannot be stopped alone here.
+KeyboardInterrupt and SystemExit (the SIGTERM handler's) pass through as they are.
 """
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ import traceback
 import numpy as np
 from greenlet import getcurrent, greenlet
 
-from engine.comm.base import Communicator, WorkerError
+from engine.comm.base import Communicator, WorkerError, stall_timeout
 
 
 class _Group:
@@ -168,12 +174,20 @@ def run_emulated(fn, size: int, *args, profile, timeout: float | None = None, ke
     with threadpool_limits(1):
         first = True
         while True:
+            limit = stall_timeout()
             for r, w in enumerate(workers):
+                t0 = monotonic()
                 try:
                     out = w.switch(comms[r], *args, **kwargs) if first else w.switch()
+                except (KeyboardInterrupt, SystemExit):
+                    raise
                 except BaseException as e:  # noqa: BLE001 - name the worker
                     msg = f"worker {r}: {type(e).__name__}: {e}"
                     raise WorkerError(msg) from RuntimeError(traceback.format_exc())
+                if limit is not None and not w.dead and monotonic() - t0 > limit:
+                    raise WorkerError(f"worker {r} computed {monotonic() - t0:.0f} s before reaching "
+                                      f"{group.op[r][0]}, beyond the stall timeout of {limit:g} s "
+                                      "(its peers would have given up waiting)")
                 if w.dead:
                     results[r] = out
             first = False

@@ -13,13 +13,32 @@ whose lock gives the needed fences.
 
 Faults: the parent waits on every child's pipe and process sentinel. When a
 child raises or dies, it sets the shared abort word, terminates the others
-(whose spins also poll the abort word) and raises :class:`WorkerError` with
-the child's message: a run fails fast, it never hangs.
+(whose spins also poll the abort word), kills what is still there (a stopped
+process ignores SIGTERM) and raises :class:`WorkerError` with the child's
+message: a run fails fast, it never hangs.
+
+- A stall: a spin that has waited longer than
+  :func:`engine.comm.base.stall_timeout` for a peer raises, naming the peer and
+  the collective; the parent also polls its children's state and ends a run
+  whose worker has been stopped (SIGSTOP) that long.
+- The parent dies (SIGKILL, or SIGTERM without the handler of
+  :func:`engine.comm.base.install_termination_handler`): on Linux each child
+  asked the kernel to SIGKILL it when its parent goes (prctl PR_SET_PDEATHSIG);
+  elsewhere, and for the fork-to-prctl race, the spin's slow path checks the
+  parent pid. A child closes every pipe end it inherited but its own write
+  end, so a result sent to a dead parent fails (EPIPE) instead of blocking
+  forever on a pipe whose only other reader is a sibling.
+
+Each of these checks sits on the slow path of the spin (after ``_SPIN_CHECK``
+spins), so a collective that completes quickly pays nothing for them.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
+import signal
+import sys
 import time
 import traceback
 
@@ -27,15 +46,23 @@ import multiprocess as mp
 import numpy as np
 from multiprocess.connection import wait
 
-from engine.comm.base import Communicator, WorkerError
+from engine.comm.base import (Communicator, WorkerError, on_termination, reset_signals_in_child,
+                              stall_message, stall_timeout)
 
 _LINE = 8  # int64 words per cache line
-_SPIN_CHECK = 1024  # spins between abort checks / yields
+_SPIN_CHECK = 1024  # spins before a wait yields the core and checks the abort word
+_CLOCK_EVERY = 64  # yields between checks of the clock and the parent (each a syscall)
 _TSO = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_ORPHANED_EXIT = 70  # a child whose parent died exits with this code (nobody reads it)
 
 
 class CommAborted(RuntimeError):
     pass
+
+
+class CommStalled(RuntimeError):
+    """A peer made no progress within the stall timeout; the message is the run's one line."""
 
 
 def _words(raw):
@@ -46,8 +73,10 @@ def _words(raw):
 class LocalComm(Communicator):
     kind = "local"
 
-    def __init__(self, rank: int, size: int, ctrl, data, max_elems: int, mp_barrier=None):
+    def __init__(self, rank: int, size: int, ctrl, data, max_elems: int, mp_barrier=None, *,
+                 parent: int | None = None):
         super().__init__()
+        self._parent = parent  # the pid a worker's parent must keep (None: not checked)
         self.rank, self.size = rank, size
         self._ctrl = _words(ctrl)  # generation word per rank, abort word last
         self._me = rank * _LINE
@@ -62,13 +91,14 @@ class LocalComm(Communicator):
         self._mp_barrier = mp_barrier
 
     # -- synchronisation ------------------------------------------------------
-    def _barrier(self) -> None:
+    def _barrier(self, op: str = "barrier") -> None:
         if self._mp_barrier is not None:
-            self._mp_barrier.wait()
+            self._wait_mp_barrier(op)
             return
         ctrl = self._ctrl
         g = self._gen = self._gen + 1
         ctrl[self._me] = g
+        since = None  # when this wait turned slow (monotonic s)
         for p in self._peers:
             spins = 0
             while ctrl[p] < g:
@@ -79,6 +109,29 @@ class LocalComm(Communicator):
                     os.sched_yield()
                     if ctrl[self._abort]:
                         raise CommAborted("a peer failed; aborting")
+                    if not spins % _CLOCK_EVERY:
+                        since = self._check_wait(since, p // _LINE, op)
+
+    def _check_wait(self, since: float | None, peer: int, op: str) -> float:
+        """The slow path of a wait: exit if orphaned, raise if stalled; returns ``since``."""
+        if self._parent is not None and os.getppid() != self._parent:
+            os._exit(_ORPHANED_EXIT)  # the parent died: nobody will read a result or an error
+        now = time.monotonic()
+        if since is None:
+            return now
+        limit = stall_timeout()
+        if limit is not None and now - since > limit:
+            raise CommStalled(stall_message(f"worker {peer}", limit, op))
+        return since
+
+    def _wait_mp_barrier(self, op: str) -> None:
+        """The barrier of architectures without TSO, with the stall timeout as its own."""
+        import threading
+
+        try:
+            self._mp_barrier.wait(stall_timeout())
+        except threading.BrokenBarrierError:
+            raise CommStalled(stall_message("a peer", stall_timeout(), op)) from None
 
     def _views(self, n: int):
         """(my row, all rows) of the current slot set for n elements; flips the phase."""
@@ -99,7 +152,7 @@ class LocalComm(Communicator):
     def _allgather(self, sendbuf, recvbuf):
         mine, rows, _ = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
-        self._barrier()
+        self._barrier("allgather")
         if recvbuf is None:
             recvbuf = np.empty((self.size,) + np.shape(sendbuf))
         np.copyto(recvbuf.reshape(rows.shape), rows)
@@ -108,7 +161,7 @@ class LocalComm(Communicator):
     def _allreduce(self, sendbuf, out):
         mine, rows, each = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
-        self._barrier()
+        self._barrier("allreduce")
         if out is None:
             out = np.empty(np.shape(sendbuf))
         o = out.reshape(-1)
@@ -124,35 +177,93 @@ class LocalComm(Communicator):
         _, rows, each = self._views(buf.size)
         if self.rank == root:
             np.copyto(each[root], buf.reshape(-1))
-        self._barrier()
+        self._barrier("broadcast")
         if self.rank != root:
             np.copyto(buf.reshape(-1), each[root])
         return buf
 
 
-def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, fn, args, kwargs):
-    try:
-        from threadpoolctl import threadpool_limits
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this child when its parent dies (Linux), then close
+    the race: a parent that died before the request leaves us with another one."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no libc prctl: the spin's parent check remains
+            pass
+    if os.getppid() != parent:
+        os._exit(_ORPHANED_EXIT)
 
-        threadpool_limits(1)  # one BLAS thread per worker: workers are the parallelism
-        comm = LocalComm(rank, size, ctrl, data, max_elems, mp_barrier)
-        result = fn(comm, *args, **kwargs)
-        conn.send(("ok", result))
-    except CommAborted:
-        conn.send(("aborted", None))
-    except BaseException as e:  # noqa: BLE001 - report anything, then exit
-        conn.send(("error", f"worker {rank}: {type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, parent, fn, args, kwargs):
+    _die_with_parent(parent)
+    reset_signals_in_child()
+    _LIVE.clear()  # the parent's list of workers, copied by the fork: not ours to kill
+    for c in inherited:  # read ends of the parent's pipes, this child's own among them
+        c.close()
+    try:
+        try:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(1)  # one BLAS thread per worker: workers are the parallelism
+            comm = LocalComm(rank, size, ctrl, data, max_elems, mp_barrier, parent=parent)
+            result = fn(comm, *args, **kwargs)
+            conn.send(("ok", result))
+        except CommAborted:
+            conn.send(("aborted", None))
+        except CommStalled as e:
+            conn.send(("error", str(e)))
+        except BaseException as e:  # noqa: BLE001 - report anything, then exit
+            conn.send(("error", f"worker {rank}: {type(e).__name__}: {e}\n{traceback.format_exc()}"))
+    except OSError:  # the parent is gone (EPIPE): nobody to tell
+        os._exit(_ORPHANED_EXIT)
     finally:
         conn.close()
+
+
+_LIVE: list = []  # the worker processes of the run in progress, for the SIGTERM handler
+
+
+def _kill_live() -> None:
+    for p in list(_LIVE):
+        try:
+            if p.pid is not None:
+                os.kill(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+on_termination(_kill_live)
+
+
+def _proc_state(pid: int) -> str | None:
+    """The state letter of /proc/<pid>/stat ('T': stopped), None where unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:][:1].decode()
+    except (OSError, ValueError):
+        return None
+
+
+def _died(p) -> str:
+    code = p.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | None = None,
               **kwargs) -> list:
     """Run ``fn(comm, *args, **kwargs)`` on ``size`` forked processes; return results by rank.
 
-    Raises :class:`WorkerError` naming the first rank that raised or died, or
-    saying the whole run exceeded ``timeout`` seconds (a deadline for the run,
-    not per event).
+    Raises :class:`WorkerError` naming the first rank that raised, died or
+    stalled (:func:`engine.comm.base.stall_timeout`), or saying the whole run
+    exceeded ``timeout`` seconds (a deadline for the run, not per event). No
+    child outlives the call: those still there at the end are killed.
     """
     if size < 1:
         raise ValueError(f"workers must be >= 1, got {size}")
@@ -160,27 +271,74 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
     ctrl = ctx.RawArray("b", (size + 1) * _LINE * 8)  # (size + abort) cache lines
     data = ctx.RawArray("b", 2 * size * max_elems * 8)  # (2, size, max_elems) float64
     mp_barrier = None if _TSO else ctx.Barrier(size)
+    me = os.getpid()
     pipes, procs = [], []
-    for rank in range(size):
-        parent, child = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_child, daemon=True,
-                        args=(rank, size, ctrl, data, max_elems, mp_barrier, child, fn, args, kwargs))
-        p.start()
-        child.close()
-        pipes.append(parent)
-        procs.append(p)
     results: dict[int, object] = {}
+    try:
+        for rank in range(size):
+            parent, child = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_child, daemon=True,
+                            args=(rank, size, ctrl, data, max_elems, mp_barrier, child,
+                                  pipes + [parent], me, fn, args, kwargs))
+            _LIVE.append(p)
+            p.start()
+            child.close()
+            pipes.append(parent)
+            procs.append(p)
+        return _collect(pipes, procs, ctrl, size, timeout, results)
+    finally:
+        _reap(procs, results)
+        for p in procs:
+            if p in _LIVE:
+                _LIVE.remove(p)
+        for c in pipes:
+            c.close()
+
+
+def _reap(procs, results: dict, grace: float = 2.0) -> None:
+    """Let finished children exit, terminate (and continue, were it stopped) what is
+    still running, then kill what survived ``grace`` s."""
+    end = time.monotonic() + grace
+    for r, p in enumerate(procs):
+        if r in results:  # it sent its result and is on its way out
+            p.join(max(0.0, end - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+            try:  # a stopped child gets its SIGTERM only once continued
+                os.kill(p.pid, signal.SIGCONT)
+            except OSError:
+                pass
+    end = time.monotonic() + grace
+    for p in procs:
+        p.join(max(0.0, end - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join(5)
+
+
+def _collect(pipes, procs, ctrl, size: int, timeout: float | None, results: dict) -> list:
+    """The parent's side of :func:`run_local`: fills ``results`` and returns them by
+    rank, or raises WorkerError."""
     abort_word = _words(ctrl)
     error = None
     pending = {pipes[r]: r for r in range(size)} | {procs[r].sentinel: r for r in range(size)}
     deadline = None if timeout is None else time.monotonic() + timeout
+    stopped: dict[int, float] = {}  # rank -> when the parent first saw it stopped
     try:
         while len(results) < size and error is None:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = wait(list(pending), left)
+            now = time.monotonic()
+            left = None if deadline is None else max(0.0, deadline - now)
+            limit = stall_timeout()
+            poll = None if limit is None else min(1.0, max(0.05, limit / 4))
+            ready = wait(list(pending), poll if left is None else min(left, poll or left))
             if not ready:
-                error = f"local run timed out after {timeout} s"
-                break
+                if deadline is not None and time.monotonic() >= deadline:
+                    error = f"local run timed out after {timeout} s"
+                    break
+                error = _stopped_too_long(procs, results, stopped, limit)
+                continue
             for obj in ready:
                 r = pending.pop(obj, None)
                 if r is None:  # the pipe and the sentinel of one rank both fired
@@ -190,7 +348,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
                         status, payload = obj.recv()
                     except EOFError:
                         procs[r].join(1.0)
-                        status, payload = "error", f"worker {r} died (exit code {procs[r].exitcode})"
+                        status, payload = "error", f"worker {r} died ({_died(procs[r])})"
                     if status == "ok":
                         results[r] = payload
                     elif status == "error":
@@ -211,23 +369,33 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
                             error = payload
                             break
                     procs[r].join(1.0)  # the sentinel can fire before exitcode is set
-                    code = procs[r].exitcode
-                    error = f"worker {r} died (exit code {code})"
+                    error = f"worker {r} died ({_died(procs[r])})"
                 if error:
                     break
-    except BaseException as e:  # KeyboardInterrupt too: never leave spinning children
+    except BaseException as e:  # KeyboardInterrupt, SystemExit too: never leave spinning children
         error = error or f"local run interrupted: {type(e).__name__}"
         raise
     finally:
         if error is not None:
             abort_word[size * _LINE] = 1
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-        for p in procs:
-            p.join(timeout=5)
-        for c in pipes:
-            c.close()
     if error is not None:
         raise WorkerError(error.strip().splitlines()[0] if error else "worker failed") from RuntimeError(error)
     return [results[r] for r in range(size)]
+
+
+def _stopped_too_long(procs, results, stopped: dict, limit: float | None) -> str | None:
+    """The parent's own stall check: a worker stopped (SIGSTOP) for longer than
+    ``limit`` fails the run even where no peer waits for it (P = 1, or all stopped)."""
+    if limit is None:
+        return None
+    now = time.monotonic()
+    for r, p in enumerate(procs):
+        if r in results or p.pid is None:
+            continue
+        if _proc_state(p.pid) in ("T", "t"):
+            since = stopped.setdefault(r, now)
+            if now - since > limit:
+                return f"worker {r} made no progress for {limit:g} s: it is stopped (SIGSTOP?)"
+        else:
+            stopped.pop(r, None)
+    return None

@@ -14,6 +14,13 @@ The worker marks its rounds on ``comm.clock`` (:class:`engine.timing.WorkerClock
 the driver adds each worker's log and wall time to its result, and
 :func:`record` assembles the :class:`engine.timing.RunRecord` of any strategy.
 Per-worker and shared random streams come from :func:`stream`.
+
+Faults end a run on every backend, never hang it: a worker that raises, dies
+or waits in one collective longer than :func:`engine.comm.base.stall_timeout`
+(a stopped or deadlocked peer) fails it with :class:`engine.comm.base.WorkerError`
+(MPI: one line and MPI_Abort); with
+:func:`engine.comm.base.install_termination_handler`, SIGTERM ends it with exit
+143 and no worker left behind.
 """
 from __future__ import annotations
 
@@ -53,7 +60,8 @@ def run(worker, *, workers: int, backend: str, comm=None, profile=None, kernel: 
     communicator (exactly ``workers`` ranks), ``profile`` the machine profile
     of an emulated run and ``kernel`` the profile's reference kernel that stands for
     the workload (:func:`engine.comm.emulated.run_emulated`), ``max_elems`` the largest message of a local run in
-    float64 elements, ``timeout`` a deadline for the whole run.
+    float64 elements, ``timeout`` a deadline for the whole run (the stall timeout,
+    set once per process, bounds each wait inside it).
     """
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")

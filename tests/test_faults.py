@@ -1,0 +1,380 @@
+"""Process faults (issue 15): each is injected and the test asserts the error (or exit
+code), its one line, the time the run took to end, and that no process of ours
+outlives it.
+
+- a local worker SIGKILLed, SIGTERMed or SIGSTOPped (by its peer, from inside the run),
+  or stuck computing; a single worker stopped (only the parent can notice);
+- the main process SIGTERMed (with and without the termination handler) or
+  SIGKILLed during a local run (a small script run as a subprocess), also with
+  the kernel's parent-death signal switched off so the workers' own parent check
+  must do it, and with workers that send a large result to a dead parent;
+- an MPI rank SIGSTOPped, SIGKILLed or SIGTERMed under 2-rank mpiexec
+  (tests/mpi_fault_main.py).
+
+Negative controls: without the stall timeout a stopped worker or rank is still
+waiting when the timeout would have fired (the test ends it itself); the check
+that finds surviving processes finds an unprotected child left behind on purpose.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.comm.base import WorkerError, set_stall_timeout, stall_timeout
+from engine.comm.local import run_local
+
+ROOT = Path(__file__).resolve().parent.parent
+END_S = 30  # every fault must end the run within this (generous on 2 loaded cores)
+STALL_S = 2.0
+
+pytestmark = [pytest.mark.usefixtures("watchdog"),
+              pytest.mark.skipif(not Path("/proc/self/stat").exists(),
+                                 reason="process checks read /proc (Linux)")]
+
+
+# -- process checks -----------------------------------------------------------------------
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (a zombie has ended: only its
+    exit status waits to be collected, by whoever adopted it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2:][:1] not in (b"Z", b"X")
+
+
+def wait_gone(pids, within: float) -> float:
+    """Seconds until every pid in ``pids`` has ended; fails the test after ``within``."""
+    t0 = time.monotonic()
+    while any(alive(p) for p in pids):
+        if time.monotonic() - t0 > within:
+            left = [p for p in pids if alive(p)]
+            for p in left:  # never leave them behind, even when failing
+                os.kill(p, signal.SIGKILL)
+            pytest.fail(f"processes {left} outlived the run by more than {within} s")
+        time.sleep(0.05)
+    return time.monotonic() - t0
+
+
+def read_pids(folder: Path, names, within: float = 20.0) -> list[int]:
+    t0 = time.monotonic()
+    while not all((folder / n).exists() for n in names):
+        if time.monotonic() - t0 > within:
+            pytest.fail(f"no pid files {names} in {folder} after {within} s")
+        time.sleep(0.05)
+    return [int((folder / n).read_text()) for n in names]
+
+
+@pytest.fixture
+def stall():
+    """Set a short stall timeout for the test and restore the old one after it."""
+    old = stall_timeout()
+    yield set_stall_timeout
+    set_stall_timeout(old)
+
+
+# -- worker bodies (module level: the local backend forks) -------------------------------
+def _pids(comm) -> list[int]:
+    return [int(p) for p in comm.allgather(np.array([float(os.getpid())]))[:, 0]]
+
+
+def _peer_signals_one(comm, sig: int, folder: str):
+    """Worker 0 sends ``sig`` to worker 1; everyone then loops on allreduces."""
+    pids = _pids(comm)
+    if comm.rank == 0:
+        Path(folder, "pids").write_text(" ".join(map(str, pids)))
+        os.kill(pids[1], sig)
+    x = np.ones(1000)
+    while True:
+        comm.allreduce(x)
+
+
+def _one_computes_forever(comm, folder: str):
+    pids = _pids(comm)
+    if comm.rank == 0:
+        Path(folder, "pids").write_text(" ".join(map(str, pids)))
+    if comm.rank == 1:
+        time.sleep(600)  # a deadlock's stand-in: it never reaches the next collective
+    comm.allgather(np.ones(3))
+
+
+def _stops_itself(comm, folder: str):
+    Path(folder, "pids").write_text(str(os.getpid()))
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _run_local_fault(body, size: int, folder: Path, *args, **kw):
+    """(message, seconds, worker pids) of a run_local that must fail."""
+    t0 = time.monotonic()
+    with pytest.raises(WorkerError) as ei:
+        run_local(body, size, *args, str(folder), **kw)
+    dt = time.monotonic() - t0
+    pids = [int(p) for p in (folder / "pids").read_text().split()]
+    return str(ei.value), dt, pids
+
+
+# -- a local worker fails ----------------------------------------------------------------------
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_local_worker_killed(sig, tmp_path):
+    msg, dt, pids = _run_local_fault(_peer_signals_one, 2, tmp_path, int(sig))
+    assert msg == f"worker 1 died (killed by {sig.name})"
+    assert dt < END_S
+    wait_gone(pids, 5)
+
+
+def test_local_worker_stopped_without_watchdog_waits(stall, tmp_path):
+    """Negative control: with the stall timeout off, the peer of a stopped worker is
+    still waiting at twice the stall time; only the run's own deadline ends it."""
+    stall(None)
+    msg, dt, pids = _run_local_fault(_peer_signals_one, 2, tmp_path, int(signal.SIGSTOP),
+                                     timeout=2 * STALL_S)
+    assert msg == f"local run timed out after {2 * STALL_S} s"
+    assert dt >= 2 * STALL_S
+    wait_gone(pids, 5)
+
+
+STALLS = {  # fault -> (worker body, workers, its arguments, the one line)
+    "a stopped worker": (_peer_signals_one, 2, (int(signal.SIGSTOP),),
+                         "worker 1 made no progress for 2 s in allreduce (stopped or deadlocked?)"),
+    "a worker that never reaches the collective": (
+        _one_computes_forever, 3, (),
+        "worker 1 made no progress for 2 s in allgather (stopped or deadlocked?)"),
+    # P = 1: no peer waits for it, so the parent's own check must see it stopped
+    "a lone stopped worker": (_stops_itself, 1, (),
+                              "worker 0 made no progress for 2 s: it is stopped (SIGSTOP?)"),
+}
+
+
+@pytest.mark.parametrize("fault", list(STALLS))
+def test_local_stall_ends_the_run_naming_the_worker(fault, stall, tmp_path):
+    body, size, args, line = STALLS[fault]
+    stall(STALL_S)
+    msg, dt, pids = _run_local_fault(body, size, tmp_path, *args)
+    assert msg == line
+    assert STALL_S <= dt < END_S
+    wait_gone(pids, 5)  # a stopped worker too: SIGTERM alone would stay pending
+
+
+def test_stall_timeout_is_validated(stall):
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="stall timeout must be > 0"):
+            set_stall_timeout(bad)
+    for bad in ("5", True):
+        with pytest.raises(TypeError, match="stall timeout must be a number"):
+            set_stall_timeout(bad)
+    assert stall_timeout() == 600.0  # the default, untouched by the refusals
+    set_stall_timeout(3)
+    assert stall_timeout() == 3.0
+
+
+# -- the main process dies ------------------------------------------------------------------
+MAIN = textwrap.dedent("""
+    import os, subprocess, sys, time
+    from pathlib import Path
+    import numpy as np
+    from engine.comm.base import install_termination_handler, set_stall_timeout
+    from engine.parallel import driver
+    import engine.comm.local as local
+
+    out, flags = Path(sys.argv[1]), sys.argv[2].split(",")
+    if "handler" in flags:
+        install_termination_handler("terminated (SIGTERM): fault test")
+    if "no-pdeathsig" in flags:  # as where prctl does not exist: the spin's parent check
+        def parent_check_only(parent):
+            if os.getppid() != parent:
+                os._exit(70)
+        local._die_with_parent = parent_check_only
+    if "control" in flags:  # an unprotected child, for the orphan check's negative control
+        c = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        (out / "control.pid").write_text(str(c.pid))
+    set_stall_timeout(60)
+
+    def worker(comm):
+        Path(out, f"w{comm.rank}.tmp").write_text(str(os.getpid()))
+        os.rename(out / f"w{comm.rank}.tmp", out / f"w{comm.rank}.pid")
+        if "big-result" in flags:  # computing when the parent dies; the result fills the pipe
+            time.sleep(3)
+            return {"big": np.zeros(1 << 20)}
+        if "long-compute" in flags:  # computing, far from any collective, when the parent dies
+            time.sleep(600)
+        x = np.ones(1000)
+        while True:
+            comm.allreduce(x)
+
+    driver.run(worker, workers=2, backend="local")
+    print("the run returned", file=sys.stderr)
+""")
+
+
+def launch_main(tmp_path: Path, flags: str):
+    """Start MAIN; its output goes to files (workers that outlive it would hold a pipe
+    open, and reading it to the end would wait for them)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    with open(tmp_path / "stdout", "w") as out, open(tmp_path / "stderr", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", MAIN, str(tmp_path), flags], cwd=ROOT,
+                                env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    proc.out = tmp_path
+    try:
+        workers = read_pids(tmp_path, ["w0.pid", "w1.pid"])
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, workers
+
+
+def kill_main(proc, sig) -> tuple[int, str, float]:
+    """Send ``sig`` to the main process; its exit code, stderr and seconds to exit."""
+    time.sleep(0.3)  # well inside the run
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=END_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"the main process did not exit within {END_S} s of {sig.name}")
+    dt = time.monotonic() - t0
+    return proc.returncode, (proc.out / "stderr").read_text(), dt
+
+
+def test_main_sigterm_with_handler_exits_143_with_one_line(tmp_path):
+    proc, workers = launch_main(tmp_path, "handler")
+    rc, err, dt = kill_main(proc, signal.SIGTERM)
+    assert rc == 143, err
+    assert err.splitlines() == ["terminated (SIGTERM): fault test"]
+    assert dt < END_S
+    wait_gone(workers, 5)
+
+
+def test_main_sigterm_without_handler_leaves_no_worker(tmp_path):
+    proc, workers = launch_main(tmp_path, "")
+    rc, err, dt = kill_main(proc, signal.SIGTERM)
+    assert rc == -signal.SIGTERM  # the default action: no line, no cleanup of its own
+    wait_gone(workers, 5)
+
+
+def test_main_sigkill_leaves_no_worker_and_the_check_sees_a_survivor(tmp_path):
+    proc, workers = launch_main(tmp_path, "control")
+    control = int((tmp_path / "control.pid").read_text())
+    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+    wait_gone(workers, 5)
+    # negative control: the unprotected child is still there, and the check says so
+    assert alive(control)
+    os.kill(control, signal.SIGKILL)
+    wait_gone([control], 5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_main_sigkill_while_workers_compute(tmp_path):
+    """Far from any collective, only the kernel's parent-death signal ends them at once."""
+    proc, workers = launch_main(tmp_path, "long-compute")
+    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+    wait_gone(workers, 5)
+
+
+@pytest.mark.parametrize("flags", ["no-pdeathsig", "no-pdeathsig,big-result"])
+def test_main_sigkill_workers_notice_by_themselves(flags, tmp_path):
+    """Without the kernel's parent-death signal: spinning workers see their parent
+    gone; a worker that finishes later gets EPIPE sending its result (it holds no
+    read end of any pipe) instead of blocking forever."""
+    proc, workers = launch_main(tmp_path, flags)
+    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+    assert wait_gone(workers, 15) < 15
+
+
+# -- an MPI rank fails ----------------------------------------------------------------------
+def launch_mpi(tmp_path: Path, *args: str):
+    from mpi_ppt_main import find_mpiexec  # tests/ is on sys.path under pytest
+
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        pytest.skip("no mpiexec next to the Python interpreter or on PATH")
+    pytest.importorskip("mpi4py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    cmd = [mpiexec, "-n", "2", sys.executable, str(ROOT / "tests" / "mpi_fault_main.py"),
+           "--out", str(tmp_path), *args]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        ranks = read_pids(tmp_path, ["rank0.pid", "rank1.pid"], within=30)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc, ranks
+
+
+def end_mpi(proc, ranks, *, within: float = END_S):
+    """(exit code, stderr, seconds) of a job that must end by itself within ``within``."""
+    t0 = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        for p in ranks:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"the MPI job did not end within {within} s")
+    return proc.returncode, err, time.monotonic() - t0
+
+
+def test_mpi_rank_stopped_aborts_the_job_with_one_line(tmp_path):
+    proc, ranks = launch_mpi(tmp_path, "--stall", "3")
+    os.kill(ranks[1], signal.SIGSTOP)
+    rc, err, dt = end_mpi(proc, ranks)
+    assert rc == 1, err
+    ours = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert ours == ["error: rank 0 of 2 waited more than 3 s in allreduce: a peer is stopped, "
+                    "dead or deadlocked (MPI collectives cannot be interrupted); aborting the job"]
+    assert "Traceback" not in err
+    assert 3 <= dt < END_S
+    wait_gone(ranks, 5)
+
+
+def test_mpi_rank_stopped_without_watchdog_waits(tmp_path):
+    """Negative control: no stall timeout, and the job is still there after 6 s."""
+    proc, ranks = launch_mpi(tmp_path)
+    os.kill(ranks[1], signal.SIGSTOP)
+    time.sleep(6)
+    try:
+        assert proc.poll() is None and alive(ranks[0])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        for p in ranks:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+        proc.communicate()
+    wait_gone(ranks, 5)
+
+
+def test_mpi_rank_killed_ends_the_job(tmp_path):
+    """SIGKILL cannot be handled: whatever the launcher reports, the job ends."""
+    proc, ranks = launch_mpi(tmp_path, "--stall", "60")
+    os.kill(ranks[1], signal.SIGKILL)
+    rc, err, dt = end_mpi(proc, ranks)
+    assert rc != 0
+    assert dt < END_S
+    wait_gone(ranks, 5)
+
+
+def test_mpi_rank_terminated_ends_the_job_with_143(tmp_path):
+    proc, ranks = launch_mpi(tmp_path, "--stall", "60")
+    os.kill(ranks[0], signal.SIGTERM)
+    rc, err, dt = end_mpi(proc, ranks)
+    assert rc == 143, err
+    assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
+    assert "Traceback" not in err
+    assert dt < END_S
+    wait_gone(ranks, 5)
