@@ -229,6 +229,9 @@ def _run_paper(name: str, args, comm) -> dict | None:
                      progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))
 
 
+_TERM_MESSAGE = "terminated (SIGTERM): finished runs are cached and a rerun resumes from them"
+
+
 def _profile(spec):
     """The MachineProfile ``--profile`` names, or None (the papers measure ``here``)."""
     if spec is None or spec == "here":  # the default: each paper measures it (on rank 0)
@@ -272,6 +275,10 @@ def _mpi_comm(args):
     if args.workers is not None and args.workers != comm.size:
         raise UsageError(f"--workers {args.workers} disagrees with the MPI world size {comm.size} "
                          f"(mpiexec -n {comm.size}); pass --workers {comm.size} or leave it out")
+    from engine.comm.base import install_termination_handler
+
+    # SIGTERM on a rank aborts the whole job (exit 143); only rank 0 says so
+    install_termination_handler(_TERM_MESSAGE, say=comm.rank == 0)
     return comm
 
 
@@ -333,6 +340,9 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted; finished runs are cached and a rerun resumes from them", comm)
+        if comm is not None and comm.size > 1:  # a peer may wait in a collective: MPI_Finalize
+            sys.stderr.flush()                  # would wait for it forever
+            comm.abort(130)
         return 130
     except Exception as e:  # noqa: BLE001 - one line, never a traceback wall
         _say(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", comm)
@@ -382,13 +392,9 @@ def _check_nettalk(target: str, path: Path | None) -> None:
 
 def _set_stall_timeout(seconds: float | None) -> None:
     """--stall-timeout: the deadline of every collective wait (engine.comm.base)."""
-    from engine.comm import base
+    from engine.comm.base import set_stall_timeout
 
-    setter = getattr(base, "set_stall_timeout", None)
-    if setter is None:  # an engine without the watchdog: refuse rather than ignore the flag
-        raise UsageError("--stall-timeout: this engine has no stall watchdog "
-                         "(engine.comm.base.set_stall_timeout is missing)")
-    setter(seconds)
+    set_stall_timeout(seconds)
 
 
 def _say(msg: str, comm) -> None:
