@@ -234,12 +234,9 @@ def test_worker_that_raises_fails_the_run_with_its_error(P, bad, after):
     assert_no_children_left()
 
 
-# The message ends with "(exit code ...)"; the code is not asserted because
-# run_local reads procs[r].exitcode without joining when the process sentinel
-# fires first (engine/comm/local.py, sentinel branch), so it is sometimes "None".
 @pytest.mark.parametrize("P", [2, 3])
 def test_worker_killed_by_sigkill(P):
-    with pytest.raises(WorkerError, match=r"worker 1 died"):
+    with pytest.raises(WorkerError, match=r"worker 1 died \(killed by SIGKILL\)"):
         run_local(_kill_self, P, 1)
     assert_no_children_left()
 
