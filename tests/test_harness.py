@@ -107,3 +107,24 @@ def test_every_listed_paper_is_a_package_with_a_paper():
         paper = load(p["name"])
         assert paper.name == p["name"] and set(paper.setups) == {"default", "quick", "full"}
         assert paper.report == f"reproduce.{p['name']}.report"
+
+
+def test_a_stalled_task_is_never_cached(toy, tmp_path, monkeypatch):
+    """Issue 15: a task that ends with a stall (WorkerError from the watchdog) leaves no cache
+    entry, so a rerun measures it again instead of serving the stall as a time."""
+    from dataclasses import replace
+
+    from engine.comm.base import WorkerError
+
+    def stall_on_run_1(task, comm, run):
+        if task.params["run"] == 1:
+            raise WorkerError("worker 1 made no progress for 2 s in allreduce (stopped or deadlocked?)")
+        return toy_run_task(task, comm, run)
+
+    with pytest.raises(WorkerError, match="no progress"):
+        run_paper(replace(toy, run_task=stall_on_run_1), out=tmp_path / "toy", seed=5, workers=1)
+    cached = [json.loads(f.read_text())["config"]["run"] for f in (tmp_path / "toy" / ".cache").glob("*.json")]
+    assert 1 not in cached and 0 in cached  # the finished run is cached, the stalled one is not
+    CALLS.clear()
+    s = run_paper(toy, out=tmp_path / "toy", seed=5, workers=1)
+    assert 1 in CALLS and s["meta"]["tasks_from_cache"] == len(cached)
