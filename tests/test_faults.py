@@ -207,6 +207,13 @@ MAIN = textwrap.dedent("""
         if "long-compute" in flags:  # computing, far from any collective, when the parent dies
             time.sleep(600)
         x = np.ones(1000)
+        if "finite" in flags:  # a run that ends: 3 s of collectives (rank 0's clock decides
+            t_end = time.monotonic() + 3  # for all, so the ranks stop together), then a
+            go = np.ones(1)               # pipe-filling result
+            while True:
+                go[0] = float(comm.rank == 0 and time.monotonic() < t_end)
+                if comm.allreduce(go)[0] == 0.0:
+                    return {"big": np.zeros(1 << 20)}
         while True:
             comm.allreduce(x)
 
@@ -253,6 +260,32 @@ def test_main_sigterm_with_handler_exits_143_with_one_line(tmp_path):
     assert err.splitlines() == ["terminated (SIGTERM): fault test"]
     assert dt < END_S
     wait_gone(workers, 5)
+
+
+def test_main_stopped_then_continued_finishes_the_run(tmp_path):
+    """SIGSTOP of the main process is job control (Ctrl-Z): the workers go on, then wait to
+    hand over their results; after SIGCONT the run finishes normally, nobody left behind."""
+    proc, workers = launch_main(tmp_path, "finite")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGSTOP)
+    time.sleep(4)  # the workers finish their collectives and block on the full pipe
+    assert proc.poll() is None and all(alive(p) for p in workers)
+    proc.send_signal(signal.SIGCONT)
+    assert proc.wait(timeout=END_S) == 0
+    assert "the run returned" in (tmp_path / "stderr").read_text()
+    wait_gone(workers, 5)
+
+
+def test_main_stopped_then_killed_leaves_no_worker(tmp_path):
+    """A stopped main process killed for good (a scheduler's SIGKILL after SIGSTOP): its
+    workers, blocked or spinning, go with it."""
+    proc, workers = launch_main(tmp_path, "finite")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGSTOP)
+    time.sleep(1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=END_S)
+    wait_gone(workers, 10)
 
 
 def test_main_sigterm_without_handler_leaves_no_worker(tmp_path):
