@@ -201,7 +201,9 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     n = paper.seeds(setup)
     meta = {**run_metadata(), "paper": paper.name, "mode": mode, "seed": seed,
             "seeds": f"{seed}..{seed + n - 1}", "workers": workers, "backend": backend,
-            "setup": asdict(setup)}
+            "setup": asdict(setup),
+            # the hash the task cache is keyed on (engine/, datasets/ and the paper's task code)
+            "code_hash": extra["code"]}
     if "profiles" in run.context:
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
     meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),

@@ -57,7 +57,7 @@ def test_runs_tasks_writes_and_caches(toy, tmp_path):
     assert [r["value"] for r in s["rows"]] == [50.0, 72.0, 98.0] and CALLS == [0, 1, 2]
     meta = json.loads((tmp_path / "toy" / "summary.json").read_text())["meta"]
     for k in ("paper", "mode", "seed", "seeds", "workers", "backend", "setup", "wall_s",
-              "loadavg_start", "loadavg_end", "tasks", "tasks_from_cache", "versions"):
+              "loadavg_start", "loadavg_end", "tasks", "tasks_from_cache", "versions", "code_hash"):
         assert k in meta, k
     assert meta["seeds"] == "5..7" and meta["tasks"] == 3 and meta["tasks_from_cache"] == 0
     assert not any(k.startswith("load_avg") for k in meta)
