@@ -106,3 +106,41 @@ def test_emulator_validation_rows(result):
     assert not emu[~beyond].note.str.contains("beyond the measured").any()
     md = (result[0] / "report.md").read_text()
     assert "## Emulator validation" in md and "**Headline.**" in md
+
+
+def _typical(epochs: int, *, after_1_update) -> dict:
+    """A hand-made §5 result: the shape typical_run returns, numbers chosen by hand."""
+    return {"epoch1_output": [0.1, -0.09], "after_1_update": after_1_update,
+            "after_all_updates": [0.99, -0.98], "epochs": epochs, "workers": 2,
+            "max_abs_diff_vs_serial_outputs": 0.0}
+
+
+def test_sec5_rows_pair_the_output_after_one_update_with_the_first_epoch_values():
+    from reproduce.paper4.report import typical_rows
+    from reproduce.paper4.setup import TYPICAL_OUTPUTS
+
+    rows = {(r["quantity"], r["condition"]): r
+            for r in typical_rows(_typical(10_000, after_1_update=[0.4944, -0.2]), TINY)}
+    assert set(rows) == {(f"output_{k}", c) for k in (1, 2)
+                         for c in ("nodes=2;epoch=1", "nodes=2;epoch=1;updates=1", "nodes=2;epoch=10000")}
+    up1, up2 = rows["output_1", "nodes=2;epoch=1;updates=1"], rows["output_2", "nodes=2;epoch=1;updates=1"]
+    assert (up1["reported"], up2["reported"]) == TYPICAL_OUTPUTS[1]
+    assert (up1["ours"], up2["ours"]) == (0.4944, -0.2)
+    assert up1["verdict"] == "close" and up2["verdict"] == "differs"  # the shared rule, per row
+    assert up1["kind"] == "measured" and "one update" in up1["note"]
+    # the first-forward-pass rows keep their own values
+    assert rows["output_1", "nodes=2;epoch=1"]["ours"] == 0.1
+
+
+def test_sec5_no_after_update_rows_without_a_second_epoch():
+    from reproduce.paper4.report import typical_rows
+
+    rows = typical_rows(_typical(1, after_1_update=None), TINY)
+    assert [r["condition"] for r in rows] == ["nodes=2;epoch=1"] * 2
+
+
+def test_sec5_after_update_rows_in_the_tiny_run(result):
+    out, _ = result
+    df = pd.read_csv(out / "comparison.csv")
+    sel = df[(df.table == "sec5") & (df.condition == "nodes=2;epoch=1;updates=1")]
+    assert len(sel) == 2 and sel.reported.notna().all() and sel.ours.notna().all()
