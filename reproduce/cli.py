@@ -156,7 +156,7 @@ def _report(out: Path | None) -> int:
     as it was. Without --out, a note says where quick runs' results are (they go to
     results/quick/, which the default does not index: committed full results and quick
     ones never mix in one index)."""
-    from reproduce.report import ResultsError, build_index, indexed
+    from reproduce.report import ResultsError, build_index, indexed, screen_lines
     from reproduce.store import atomic_write, check_writable
 
     defaulted = out is None
@@ -171,6 +171,7 @@ def _report(out: Path | None) -> int:
         print(f"error: {e}; {out / 'index.md'} left as it was", file=sys.stderr)
         return 1
     atomic_write(out / "index.md", text)
+    print("\n".join(screen_lines(out, PAPERS)))
     print(f"wrote {out / 'index.md'}")
     quick = Path("results/quick")
     if defaulted and (names := indexed(quick, PAPERS)):
@@ -334,6 +335,10 @@ def main(argv=None) -> int:
                 for name in names:
                     print(f"{name}: wrote {out_root / name}/ (comparison.csv, summary.json, "
                           f"report.md, plots)")
+                if t == "all":  # the same table as `report` prints, over what was just written
+                    from reproduce.report import screen_lines
+
+                    print("\n".join(screen_lines(out_root, [p for p in PAPERS if p["name"] in names])))
         return 0
     except UsageError as e:
         _say(f"error: {e}", comm)

@@ -3,7 +3,11 @@
 One long-format table serves every paper: ``results/<paper>/comparison.csv``
 with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within
 ``tolerance`` (relative) of the paper's value, ``differs`` otherwise, and
-``no-paper-value`` where the paper gives none.
+``no-paper-value`` where the paper gives none. Two more verdicts are set by rule
+(:data:`RULES`), never by hand per row: ``by-construction`` where ours cannot differ
+from the paper's (an identity, a value we took from the paper), ``not-comparable``
+where it cannot agree (an absolute time on this machine against the paper's). Both are
+counted apart from close and differs everywhere (:func:`fidelity`).
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from reproduce.store import atomic_write, dumps
 COLUMNS = ["paper", "table", "quantity", "condition", "unit", "reported", "ours", "ours_low",
            "ours_high", "kind", "runs", "ratio", "verdict", "note"]
 KINDS = ("measured", "emulated", "modeled", "reported")
+VERDICTS = ("close", "differs", "by-construction", "not-comparable", "no-paper-value")
 # Fixed key order of the ``condition`` column; other keys follow alphabetically.
 CONDITION_ORDER = ["nodes", "workers", "local_epoch", "bunch", "hidden", "layers", "width", "Q",
                    "backend", "profile", "combine", "init"]
@@ -43,12 +48,84 @@ def verdict(reported, ours, tolerance: float = DEFAULT_TOLERANCE) -> tuple[float
     return r, ("close" if abs(r - 1) <= tolerance else "differs")
 
 
+def parse_condition(cond: str) -> dict:
+    """``"nodes=2;profile=here"`` → ``{"nodes": "2", "profile": "here"}`` (values stay strings)."""
+    return dict(kv.split("=", 1) for kv in str(cond or "").split(";") if "=" in kv)
+
+
+def _workers(c: dict) -> str | None:
+    return c.get("nodes", c.get("workers"))
+
+
+SPEEDUPS = ("speedup", "aggregate_speedup", "relative_performance", "overall_speedup")
+
+# Every rule that sets a verdict other than close/differs, in one table, first match wins.
+# Each: (verdict, name, test on the row's fields, reason appended to the row's note).
+# The test sees paper, table, quantity, c (the condition as a dict), unit, kind, reported.
+# Left out, because no row carries what it needs: emulated speedups that mix this
+# machine's compute with a paper machine's network (paper3 table1 on gige2008) are neither
+# a paper machine nor ours; a row does not say how much of its time is compute.
+RULES = [
+    ("by-construction", "P = 1 identity",
+     lambda r: (r.quantity in SPEEDUPS and _workers(r.c) == "1" and r.kind == "modeled"
+                and r.reported == 1),
+     "a modeled speedup at P = 1 is the model's serial time over itself, 1 by definition, "
+     "as is the paper's"),
+    ("by-construction", "paper4 Table 1 at n = 32,000",
+     lambda r: r.paper == "paper4" and r.table == "table1" and r.c.get("n") == "32000",
+     "at n = 32,000 the log P terms of §6.2 are negligible beside n²: the formula gives this "
+     "cell in any log base, so it checks the transcription, not the model"),
+    ("by-construction", "paper0 corpus sizes",
+     lambda r: (r.paper == "paper0" and r.quantity in ("corpus_words", "corpus_outputs")
+                and r.c.get("selection") == "fahlman-list-first-821"),
+     "fixed by construction: we take the paper's 821 words and its output code"),
+    ("by-construction", "paper1 Table 1 constants",
+     lambda r: (r.paper == "paper1" and r.table == "table1" and r.kind == "modeled"
+                and r.c.get("source", "").startswith("modeled (paper")),
+     "the model's constants were read from this Table 1, so agreement checks the formula's "
+     "algebra, not a machine"),
+    ("by-construction", "gige2008 fitted to Table 2",
+     lambda r: (r.paper == "paper3" and r.table == "table2" and r.c.get("profile") == "gige2008"
+                and r.quantity == "comm_share"),
+     "gige2008's latency was fitted to this Table 2's communication time (time × share)"),
+    ("not-comparable", "absolute time",
+     lambda r: r.unit == "s" and r.kind in ("measured", "emulated"),
+     "an absolute time with compute as measured on this 2026 machine (every profile here "
+     "leaves compute unscaled) against the paper's 1994–2008 hardware"),
+    ("not-comparable", "absolute rate",
+     lambda r: r.unit in ("MCUPS", "MCPS") and r.kind in ("measured", "emulated"),
+     "an absolute rate of this 2026 machine against the paper's 1997 boards"),
+]
+
+
+def rule_verdict(paper: str, table: str, quantity: str, cond: str, unit: str, *, kind: str,
+                 reported) -> tuple[str, str] | None:
+    """The (verdict, reason) of the first rule of :data:`RULES` that matches a row with a
+    paper value, else None (the row keeps close/differs). Why a rule and not a flag per
+    row: the same kind of row gets the same verdict in every paper, and a reader sees
+    every exception in one table."""
+    if reported is None or (isinstance(reported, float) and math.isnan(reported)):
+        return None
+    from types import SimpleNamespace
+
+    r = SimpleNamespace(paper=paper, table=table, quantity=quantity, c=parse_condition(cond),
+                        unit=unit, kind=kind, reported=reported)
+    for v, _name, test, reason in RULES:
+        if test(r):
+            return v, reason
+    return None
+
+
 def row(paper: str, table: str, quantity: str, cond: str, unit: str, *, reported=None, ours=None,
         low=None, high=None, kind: str, runs: int = 1, note: str = "",
         tolerance: float = DEFAULT_TOLERANCE) -> dict:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     ratio, v = verdict(reported, ours, tolerance)
+    ruled = rule_verdict(paper, table, quantity, cond, unit, kind=kind, reported=reported)
+    if ruled is not None:
+        v = ruled[0]
+        note = f"{note}; {v}: {ruled[1]}" if note else f"{v}: {ruled[1]}"
     return {"paper": paper, "table": table, "quantity": quantity, "condition": cond, "unit": unit,
             "reported": reported, "ours": ours, "ours_low": low, "ours_high": high, "kind": kind,
             "runs": runs, "ratio": ratio, "verdict": v, "note": note}
@@ -157,8 +234,114 @@ def comparison_markdown(df: pd.DataFrame) -> str:
 
 
 def fidelity(df: pd.DataFrame) -> dict:
+    """Rows per verdict; close and differs never include by-construction or not-comparable."""
     c = df["verdict"].value_counts()
-    return {k: int(c.get(k, 0)) for k in ("close", "differs", "no-paper-value")}
+    return {k: int(c.get(k, 0)) for k in VERDICTS}
+
+
+# ---- the one-screen answer per paper (issue 13) --------------------------------------
+SCREEN_COLUMNS = ["reported", "paired", "close", "differs", "by-construction", "not-comparable"]
+SCREEN_TOP = 3
+_KIND_RANK = {"measured": 0, "emulated": 1, "modeled": 2, "reported": 3}
+
+
+def screen_counts(df: pd.DataFrame) -> dict:
+    """reported: rows with a paper value; paired: rows with a paper value and ours; then
+    the verdicts of the rows with a paper value (close/differs exclude the other two)."""
+    rep = pd.to_numeric(df["reported"], errors="coerce").notna()
+    ours = pd.to_numeric(df["ours"], errors="coerce").notna()
+    fi = fidelity(df)
+    return {"reported": int(rep.sum()), "paired": int((rep & ours).sum()),
+            **{k: fi[k] for k in SCREEN_COLUMNS[2:]}}
+
+
+def _picks(df: pd.DataFrame, v: str, top: int) -> tuple[list[str], int]:
+    """The rows with verdict ``v``, one per (table, quantity, kind) (its last row in the
+    file: the largest configuration, where the rows run from P = 1 up), measured before
+    emulated before modeled, then in file order; the first ``top`` as lines, and how many
+    such groups there are in all."""
+    d = df[df["verdict"] == v]
+    firsts = d.groupby(["table", "quantity", "kind"], sort=False).tail(1)
+    order = sorted(range(len(firsts)), key=lambda i: (_KIND_RANK.get(firsts["kind"].iloc[i], 9), i))
+    lines = []
+    for i in order[:top]:
+        r = firsts.iloc[i]
+        lines.append(f"{r['table']} {r['quantity']} ({r['condition']}): ours {fmt(r['ours'])} vs "
+                     f"the paper's {fmt(r['reported'])} {r['unit']}, {r['kind']}")
+    return lines, len(firsts)
+
+
+def screen(df: pd.DataFrame, *, headline: str | None = None, top: int = SCREEN_TOP) -> dict:
+    """A paper's one-screen answer, made from its rows: the counts, a headline (the
+    paper's report's own when it has one, else a sentence from the counts), and what
+    reproduced (close) and what did not (differs), chosen by :func:`_picks`' stated rule.
+    Why from the rows: a typed summary drifts from the results it summarises."""
+    c = screen_counts(df)
+    if not headline:
+        headline = (f"{c['close']} of the {c['close'] + c['differs']} comparable paired numbers "
+                    f"are within tolerance of the paper's; {c['by-construction']} agree by "
+                    f"construction and {c['not-comparable']} cannot be compared, and are set "
+                    "aside.")
+    rep, n_rep = _picks(df, "close", top)
+    dif, n_dif = _picks(df, "differs", top)
+    return {"counts": c, "headline": headline, "reproduced": rep, "did_not": dif,
+            "reproduced_groups": n_rep, "did_not_groups": n_dif}
+
+
+def _count_row(name: str, c: dict) -> str:
+    return f"| {name} | " + " | ".join(str(c[k]) for k in SCREEN_COLUMNS) + " |"
+
+
+def _count_header(first: str = "paper") -> list[str]:
+    return [f"| {first} | " + " | ".join(SCREEN_COLUMNS) + " |", "|---" * (len(SCREEN_COLUMNS) + 1) + "|"]
+
+
+def screen_markdown(df: pd.DataFrame, *, headline: str | None = None, name: str = "this paper",
+                    level: str = "##") -> list[str]:
+    """The screen as markdown lines; a report.md opens with it (``headline`` without its
+    ``**Headline.**`` prefix: that is added here, so the index can find it)."""
+    s = screen(df, headline=headline)
+    L = [f"{level} At a glance", "", *_count_header(), _count_row(name, s["counts"]), "",
+         f"**Headline.** {s['headline']}", ""]
+    for key, title in (("reproduced", "Reproduced"), ("did_not", "Did not reproduce")):
+        more = s[f"{key}_groups"] - len(s[key])
+        L.append(f"**{title}** ({s[f'{key}_groups']} kinds of number; measured first, the last "
+                 f"row of each" + (f", {more} more in the comparison" if more > 0 else "") + "):")
+        L += [f"- {x}" for x in s[key]] or ["- none"]
+        L.append("")
+    return L
+
+
+HEADLINE_MARK = "**Headline.** "
+
+
+def report_headline(folder: Path) -> str | None:
+    """The first ``**Headline.**`` paragraph of ``folder/report.md``, without the mark."""
+    f = Path(folder) / "report.md"
+    if not f.exists():
+        return None
+    for line in f.read_text().splitlines():
+        if line.startswith(HEADLINE_MARK):
+            return line[len(HEADLINE_MARK):].strip()
+    return None
+
+
+def screen_table(frames: dict, papers: list[dict]) -> list[str]:
+    """The counts table of every paper (``frames``: name → comparison frame); a paper
+    without results gets dashes."""
+    L = _count_header()
+    for p in papers:
+        if p["name"] in frames:
+            L.append(_count_row(p["name"], screen_counts(frames[p["name"]])))
+        else:
+            L.append(f"| {p['name']} | " + " | ".join("–" for _ in SCREEN_COLUMNS) + " |")
+    return L
+
+
+def screen_lines(results: Path, papers: list[dict]) -> list[str]:
+    """The counts table of every paper under ``results`` (what `report` and `all` print);
+    each paper's files are checked first (:func:`check_paper`)."""
+    return screen_table({n: check_paper(Path(results) / n) for n in indexed(results, papers)}, papers)
 
 
 class ResultsError(ValueError):
@@ -167,7 +350,6 @@ class ResultsError(ValueError):
 
 
 NUMERIC = ["reported", "ours", "ours_low", "ours_high", "runs", "ratio"]
-VERDICTS = ("close", "differs", "no-paper-value")
 
 
 def check_paper(folder: Path) -> pd.DataFrame:
@@ -234,21 +416,29 @@ def build_index(results: Path, papers: list[dict]) -> str:
            "`results/<paper>/comparison.csv`. Kinds: measured (timed here), emulated "
            "(measured compute + communication model), modeled (formula), reported (the paper).", ""]
     frames = {name: check_paper(results / name) for name in indexed(results, papers)}
-    summary = ["| paper | rows | close | differs | no paper value | report |", "|---|---|---|---|---|---|"]
+    frames = {k: v.astype({"note": "object"}).fillna({"note": ""}) for k, v in frames.items()}
+    # One screen first: the counts of every paper, then per paper its headline and lists.
+    glance = ["## At a glance", "",
+              "Rows with a paper value (reported), of them with a value of ours (paired), and "
+              "their verdicts; `by-construction` (ours cannot differ) and `not-comparable` (it "
+              "cannot agree) are counted apart from close and differs, by the rules in "
+              "reproduce/report.py (`RULES`).", "", *screen_table(frames, papers), ""]
     sections = []
     for p in papers:
         if p["name"] not in frames:
-            summary.append(f"| {p['name']} | – | – | – | – | not run |")
             continue
-        df = frames[p["name"]].astype({"note": "object"}).fillna({"note": ""})
+        df = frames[p["name"]]
+        s = screen(df, headline=report_headline(results / p["name"]))
+        glance += [f"**{p['name']}** ([report]({p['name']}/report.md)). {s['headline']}", "",
+                   "Reproduced:", *([f"- {x}" for x in s["reproduced"]] or ["- none"]), "",
+                   "Did not:", *([f"- {x}" for x in s["did_not"]] or ["- none"]), ""]
         fi = fidelity(df)
-        summary.append(f"| {p['name']} | {len(df)} | {fi['close']} | {fi['differs']} | "
-                       f"{fi['no-paper-value']} | [report]({p['name']}/report.md) |")
         sections += [f"## {p['name']}: {p['authors']} {p['year']}, *{p['title']}*", "",
                      f"Fidelity: {fi['close']} close, {fi['differs']} differ, "
-                     f"{fi['no-paper-value']} without a paper value.", "",
+                     f"{fi['by-construction']} by construction, {fi['not-comparable']} not "
+                     f"comparable, {fi['no-paper-value']} without a paper value.", "",
                      comparison_markdown(df), ""]
-    return "\n".join(out + summary + [""] + sections)
+    return "\n".join(out + glance + sections)
 
 
 # ---- the emulator's validation (issue 12): emulated beside measured ------------------

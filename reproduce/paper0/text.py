@@ -132,6 +132,7 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
     L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
     if quick_shrunk:
         L += ["**Quick run** — shrunk settings: " + "; ".join(quick_shrunk) + ". Not a reproduction.", ""]
+    L += R.screen_markdown(df, name="paper0")  # the one-screen answer first (issue 13)
     lo = meta.get("loadavg_1min_during_tasks") or {}
     L += [f"Run: mode {meta['mode']}, seeds {meta['seeds']}, {meta['workers']} local workers on "
           f"{meta['cpu_count']} cores ({meta['platform']}), 1-min load average {lo.get('min', '–')}–{lo.get('max', '–')} "

@@ -57,6 +57,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
     if quick_shrunk:
         L += ["**Quick run** — shrunk settings, numbers only show that the pipeline works: "
               + "; ".join(quick_shrunk) + ".", ""]
+    L += R.screen_markdown(df, name="paper2")  # the one-screen answer first (issue 13)
     L += R.origin_line(meta)
     L += ["## Conditions", "",
           f"- Data: {len(data.seqs):,} synthetic pen trajectories (datasets/handwriting.py: Hershey "

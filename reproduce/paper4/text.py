@@ -41,6 +41,9 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
     L = ["# paper4 — Hlynsson & Schmitz (2016): node-parallel MLP training and its speedup model", ""]
     if quick_shrunk:
         L += ["> **QUICK RUN — not the default setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
+    # the one-screen answer first (issue 13), with the report's own headline
+    hl = headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
+    L += R.screen_markdown(df, name="paper4", headline=hl[0].removeprefix(R.HEADLINE_MARK) if hl else None)
     la = meta.get("loadavg_end")
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
           f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
@@ -52,7 +55,6 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "speedups are ratios taken within one run). Verdicts: Table 1 cells `close` within "
           "±1 % of the paper's, everything else within ±10 %.", ""]
     L += R.origin_line(meta)
-    L += headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
     widths = ", ".join(f"{w:,}" for w in setup.widths)
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",

@@ -1,0 +1,150 @@
+"""The verdicts set by rule (reproduce/report.py, RULES): each rule on a row it must take
+and on a near miss it must leave alone; the counts keep them apart from close/differs;
+the one-screen table from two fake paper folders."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from reproduce import report as R
+from reproduce.store import dumps
+
+# (rule's verdict, positive row, near miss): each row as row()'s arguments.
+CASES = {
+    "P = 1 identity": (
+        "by-construction",
+        dict(paper="paper4", table="table2", quantity="speedup", cond="nodes=1;width=512",
+             unit="x", reported=1, ours=1.0, kind="modeled"),
+        # measured at P = 1: ours is not 1 by definition (it measures the parallel code's overhead)
+        dict(paper="paper4", table="table2", quantity="speedup", cond="nodes=1;width=512",
+             unit="x", reported=1, ours=0.8, kind="measured")),
+    "n = 32k": (
+        "by-construction",
+        dict(paper="paper4", table="table1", quantity="aggregate_speedup",
+             cond="nodes=4;L=7;log=2;n=32000", unit="x", reported=4, ours=3.998, kind="modeled"),
+        dict(paper="paper4", table="table1", quantity="aggregate_speedup",
+             cond="nodes=4;L=7;log=2;n=132", unit="x", reported=3.79, ours=3.55, kind="modeled")),
+    "corpus": (
+        "by-construction",
+        dict(paper="paper0", table="sec3.2", quantity="corpus_words",
+             cond="selection=fahlman-list-first-821", unit="count", reported=821, ours=821,
+             kind="measured"),
+        # the pattern count depends on the words: a real comparison
+        dict(paper="paper0", table="sec3.2", quantity="corpus_patterns",
+             cond="selection=fahlman-list-first-821", unit="count", reported=4535, ours=4338,
+             kind="measured")),
+    "paper1 constants": (
+        "by-construction",
+        dict(paper="paper1", table="table1", quantity="relative_performance",
+             cond="nodes=2;bunch=48;hidden=1000;source=modeled (paper)", unit="x raw",
+             reported=1.78, ours=1.81, kind="modeled"),
+        dict(paper="paper1", table="table1", quantity="relative_performance",
+             cond="nodes=2;bunch=48;hidden=1000;source=modeled (here)", unit="x raw",
+             reported=1.78, ours=1.90, kind="modeled")),
+    "gige2008": (
+        "by-construction",
+        dict(paper="paper3", table="table2", quantity="comm_share",
+             cond="nodes=8;local_epoch=32;profile=gige2008", unit="fraction", reported=0.806,
+             ours=0.97, kind="emulated"),
+        dict(paper="paper3", table="table2", quantity="comm_share",
+             cond="nodes=8;local_epoch=32;profile=here", unit="fraction", reported=0.806,
+             ours=0.13, kind="emulated")),
+    "absolute time": (
+        "not-comparable",
+        dict(paper="paper3", table="table1", quantity="total_time", cond="nodes=1", unit="s",
+             reported=689, ours=1.39, kind="measured"),
+        # a ratio of times within one run is compared
+        dict(paper="paper0", table="sec3.2", quantity="deriv_over_fwd_epoch", cond="workers=1",
+             unit="x", reported=37.91, ours=36.1, kind="measured")),
+    "absolute rate": (
+        "not-comparable",
+        dict(paper="paper1", table="table1", quantity="training_mcups",
+             cond="nodes=1;source=measured", unit="MCUPS", reported=111, ours=5505, kind="measured"),
+        dict(paper="paper1", table="table1", quantity="training_mcups",
+             cond="nodes=1;source=modeled (here)", unit="MCUPS", reported=111, ours=109,
+             kind="modeled")),
+}
+
+
+def make(a: dict, **kw) -> dict:
+    a = {**a, **kw}
+    return R.row(a.pop("paper"), a.pop("table"), a.pop("quantity"), a.pop("cond"), a.pop("unit"),
+                 **a)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_rule_takes_its_row_and_leaves_the_near_miss(name):
+    v, pos, neg = CASES[name]
+    r = make(pos, note="earlier note")
+    assert r["verdict"] == v
+    assert r["note"].startswith("earlier note; " + v + ": ")  # the reason is appended
+    assert r["ratio"] == pytest.approx(pos["ours"] / pos["reported"])  # still shown
+    n = make(neg)
+    assert n["verdict"] in ("close", "differs")
+    assert v not in n["note"]
+
+
+def test_no_paper_value_is_never_ruled():
+    v, pos, _ = CASES["absolute time"]
+    assert make(pos, reported=None)["verdict"] == "no-paper-value"
+
+
+def test_every_rule_has_a_reason_and_a_known_verdict():
+    for v, name, test, reason in R.RULES:
+        assert v in ("by-construction", "not-comparable") and name and reason and callable(test)
+
+
+def rows_of_every_kind():
+    return R.frame([make(CASES["n = 32k"][1]), make(CASES["absolute time"][1]),
+                    make(CASES["gige2008"][2]),  # differs (0.13 vs 0.806)
+                    make(CASES["paper1 constants"][2]),  # close (1.90 / 1.78 = 1.07)
+                    R.row("paper4", "t", "q", "", "x", ours=1.0, kind="measured"),  # no paper value
+                    R.row("paper4", "t", "q2", "", "x", reported=2.0, kind="measured")])  # unpaired
+
+
+def test_counts_keep_the_ruled_verdicts_apart():
+    c = R.screen_counts(rows_of_every_kind())
+    assert c == {"reported": 5, "paired": 4, "close": 1, "differs": 2, "by-construction": 1,
+                 "not-comparable": 1}
+    assert R.fidelity(rows_of_every_kind())["no-paper-value"] == 1
+
+
+def test_screen_lists_come_from_the_rows():
+    s = R.screen(rows_of_every_kind())
+    assert len(s["reproduced"]) == 1 and "source=modeled (here)" in s["reproduced"][0]
+    assert any("comm_share" in x and "profile=here" in x for x in s["did_not"])
+    assert not any("n=32000" in x or "total_time" in x for x in s["reproduced"] + s["did_not"])
+    assert "1 of the 3 comparable" in s["headline"]
+    assert R.screen(rows_of_every_kind(), headline="Given.")["headline"] == "Given."
+
+
+def fake_paper(folder, df, headline=None):
+    from reproduce.store import atomic_write
+
+    folder.mkdir(parents=True)
+    atomic_write(folder / "comparison.csv", df.to_csv(index=False, float_format="%.6g"))
+    atomic_write(folder / "summary.json", dumps({"meta": {}, "rows": df.to_dict(orient="records")}))
+    md = ["# x", ""] + R.screen_markdown(df, headline=headline)
+    atomic_write(folder / "report.md", "\n".join(md))
+
+
+def test_screen_table_and_index_from_two_fake_papers(tmp_path):
+    papers = [{"name": n, "authors": "A", "year": 2000, "title": "T"} for n in ("pa", "pb", "pc")]
+    fake_paper(tmp_path / "pa", rows_of_every_kind(), headline="Paper a's own finding.")
+    fake_paper(tmp_path / "pb", R.frame([make(CASES["corpus"][2])]))  # one close row
+    lines = R.screen_lines(tmp_path, papers)
+    assert lines[0].split("|")[2:-1] == [f" {c} " for c in R.SCREEN_COLUMNS]
+    assert lines[2] == "| pa | 5 | 4 | 1 | 2 | 1 | 1 |"
+    assert lines[3] == "| pb | 1 | 1 | 1 | 0 | 0 | 0 |"
+    assert lines[4].startswith("| pc | – |")  # not run
+    text = R.build_index(tmp_path, papers)
+    glance = text[text.index("## At a glance"):text.index("## pa:")]
+    assert "Paper a's own finding." in glance  # the report's headline, reused
+    assert "1 of the 1 comparable" in glance  # pb has none: made from its counts
+    assert "corpus_patterns" in glance
+
+
+def test_report_md_opens_with_the_screen():
+    md = R.screen_markdown(rows_of_every_kind(), name="p")
+    assert md[0] == "## At a glance" and md[4] == "| p | 5 | 4 | 1 | 2 | 1 | 1 |"
+    assert any(x.startswith(R.HEADLINE_MARK) for x in md)
