@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from reproduce import report as R
 from reproduce.report import COLUMNS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,7 @@ def test_quick_writes_shared_format(quick):
     df = pd.read_csv(d / "comparison.csv")
     assert list(df.columns) == COLUMNS
     assert set(df.kind) <= set(KINDS)
-    assert set(df.verdict) <= {"close", "differs", "no-paper-value"}
+    assert set(df.verdict) <= set(R.VERDICTS)
     # The paper's Table 1 and Table 2 numbers are all there beside ours.
     t1 = df[(df.table == "table1") & (df.quantity == "total_time")]
     assert {689, 190, 177, 65} <= set(t1.reported.dropna())

@@ -42,7 +42,9 @@ def test_table1_rows_and_flags(result):
     t1 = df[df.table == "table1"]
     assert len(t1) == 3 * 5 * 2  # bases × P × n
     ln32 = t1[t1.condition.str.contains("n=32000") & t1.condition.str.contains("log=e")]
-    assert (ln32.verdict == "close").all()
+    # the formula gives the n = 32k column in any base: a match by construction, within 1 %
+    assert (ln32.verdict == "by-construction").all()
+    assert ((ln32.ours.astype(float) / ln32.reported.astype(float) - 1).abs() <= 0.01).all()
     flagged = t1[t1.verdict == "differs"]
     assert flagged.note.str.contains("FLAG >1 % off").all()
     assert not t1[t1.verdict == "close"].note.str.contains("FLAG").any()
