@@ -491,6 +491,29 @@ def validation_rows(paper: str, pairs, *, profile: str, table: str = "emulator")
     return rows
 
 
+def pair_table(pairs, *, unit: str, scale: float = 1.0, profile: str | None = None) -> list[str]:
+    """Every measured configuration beside its emulated twin, one line each: P, configuration,
+    emulated and measured time (× ``scale``, in ``unit``), their ratio, and the runs where the
+    pairs carry them; ``profile`` adds a first column naming the profile."""
+    runs = any("runs" in x for x in pairs)
+    head = (["profile"] if profile else []) + ["P", "configuration", f"emulated {unit}", f"measured {unit}",
+                                               "emulated / measured"] + (["runs"] if runs else [])
+    L = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for x in pairs:
+        cells = ([profile] if profile else []) + [
+            str(x["P"]), x["config"], f"{x['emulated_s'] * scale:.4g}", f"{x['measured_s'] * scale:.4g}",
+            f"{x['emulated_s'] / x['measured_s']:.2f}"] + ([str(x.get("runs", "–"))] if runs else [])
+        L.append("| " + " | ".join(cells) + " |")
+    return L
+
+
+def validation_footer(pairs) -> list[str]:
+    """What the comparison rows of the validation hold, under a report's pair table."""
+    return ["", "The rows `emulator,emulated_over_measured` give the median per P (with the range); "
+            f"emulated rows beyond P = {max(x['P'] for x in pairs)} carry the largest error in their "
+            "note.", ""]
+
+
 def beyond_measured_note(pairs, *, profile: str) -> str:
     """What an emulated row beyond the measured P says about its validation."""
     worst = emulator_error(pairs)

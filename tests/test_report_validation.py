@@ -88,3 +88,14 @@ def test_report_refuses_a_folder_that_is_not_one_generation(tmp_path):
     (folder / "comparison.csv").write_text(other)
     with pytest.raises(R.ResultsError, match="comparison.csv"):
         R.check_paper(folder)
+
+
+def test_pair_table_scales_and_shows_runs_only_where_given():
+    pairs = [{"P": 2, "config": "a", "emulated_s": 0.002, "measured_s": 0.004}]
+    L = R.pair_table(pairs, unit="ms", scale=1e3)
+    assert L[0] == "| P | configuration | emulated ms | measured ms | emulated / measured |"
+    assert L[2] == "| 2 | a | 2 | 4 | 0.50 |"
+    L = R.pair_table([{**pairs[0], "runs": 3}], unit="s", profile="here-best")
+    assert L[0].startswith("| profile | P |") and L[0].endswith("| runs |")
+    assert L[2] == "| here-best | 2 | a | 0.002 | 0.004 | 0.50 | 3 |"
+    assert "beyond P = 2" in R.validation_footer(pairs)[1]

@@ -38,15 +38,9 @@ def validation_section(pairs: dict, *, setup, meta) -> list[str]:
           "runs; measured runs on more workers than cores are left out: they are not measured scaling)."
           + "".join(f" The measured runs are this machine's: the ratios validate `{n}` only as far as it "
                     "describes this machine." for n in pairs if not n.startswith("here")), ""]
-    L += ["| profile | P | configuration | emulated s | measured s | emulated / measured | runs |",
-          "|---|---|---|---|---|---|---|"]
     for name, v in pairs.items():
-        for x in v:
-            L.append(f"| {name} | {x['P']} | {x['config']} | {x['emulated_s']:.4g} | {x['measured_s']:.4g} | "
-                     f"{x['emulated_s'] / x['measured_s']:.2f} | {x['runs']} |")
-    L += ["", "The comparison rows `emulator,emulated_over_measured` give the median per P; emulated rows "
-          f"beyond P = {Pmax} carry the largest error in their note.", ""]
-    return L
+        L += R.pair_table(v, unit="s", profile=name) + [""]
+    return L + R.validation_footer(allp)[1:]
 
 
 BAND = (0.8, 1.25)  # within 20 % either way: the yardstick the issue sets paper3 (paper0 has none)

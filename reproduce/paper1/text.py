@@ -49,15 +49,8 @@ def validation_section(facts: dict, *, setup) -> list[str]:
           "configuration beside its emulated twin (measured: median of the repeated runs; runs on more "
           "workers than cores are left out, they are not measured scaling)"
           + ("" if name == "here" else f". The measured runs are this machine's: the ratios validate "
-             f"`{name}` only as far as it describes this machine") + ":", "",
-          "| P | configuration | emulated ms / bunch | measured ms / bunch | emulated / measured |",
-          "|---|---|---|---|---|"]
-    for x in pairs:
-        L.append(f"| {x['P']} | {x['config']} | {x['emulated_s'] * 1e3:.3g} | {x['measured_s'] * 1e3:.3g} | "
-                 f"{x['emulated_s'] / x['measured_s']:.2f} |")
-    L += ["", "The rows `emulator,emulated_over_measured` give the median per P (with the range); emulated "
-          f"rows beyond P = {Pmax} carry the largest error in their note.", ""]
-    return L
+             f"`{name}` only as far as it describes this machine") + ":", ""]
+    return L + R.pair_table(pairs, unit="ms / bunch", scale=1e3) + R.validation_footer(pairs)
 
 
 def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shrunk) -> str:

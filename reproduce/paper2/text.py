@@ -36,14 +36,8 @@ def validation_section(ctx, *, setup, profile) -> list[str]:
           + f". At the measured P the emulator error (emulated / measured training time per pass over the "
           f"data, the configuration median furthest from 1) was {R.emulator_error(pairs):.2f}×. Every measured P-worker run "
           "beside its emulated twin (the same seed, the same updates; runs on more workers than cores are "
-          "left out, they are not measured scaling):", "",
-          "| P | configuration | emulated s / pass | measured s / pass | emulated / measured |", "|---|---|---|---|---|"]
-    for x in pairs:
-        L.append(f"| {x['P']} | {x['config']} | {x['emulated_s']:.3g} | {x['measured_s']:.3g} | "
-                 f"{x['emulated_s'] / x['measured_s']:.2f} |")
-    L += ["", "The rows `emulator,emulated_over_measured` give the median per P; emulated rows beyond "
-          f"P = {Pmax} carry the largest error in their note.", ""]
-    return L
+          "left out, they are not measured scaling):", ""]
+    return L + R.pair_table(pairs, unit="s / pass") + R.validation_footer(pairs)
 
 
 def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) -> str:
