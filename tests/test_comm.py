@@ -13,7 +13,7 @@ import multiprocess
 import numpy as np
 import pytest
 
-from engine.comm import Communicator, InProcessComm, LocalComm, WorkerError, run_local
+from engine.comm import Communicator, InProcessComm, LocalComm, WorkerError, cma, local, run_local
 
 WATCHDOG_S = 60
 
@@ -187,17 +187,158 @@ def test_local_collectives_match_numpy(P, iters):
         np.testing.assert_allclose(r["last_sum"], want, rtol=1e-14)
 
 
+@pytest.mark.parametrize("allgather", ["copy", "auto"])
 @pytest.mark.parametrize("P,iters", [(2, 500), (3, 300)])
-def test_local_slots_survive_ranks_racing_ahead(P, iters):
-    assert run_local(_tight_loop, P, iters, 60_000) == [0] * P
+def test_local_slots_survive_ranks_racing_ahead(P, iters, allgather):
+    """With ``auto``, the 60,000-element allgather reads peers' buffers (cma) where allowed."""
+    assert run_local(_tight_loop, P, iters, 60_000, allgather=allgather) == [0] * P
+
+
+def _allreduce_bits(comm, sizes, seed: int, reps: int):
+    """Every allreduce of ``sizes`` elements, fresh and in place, against the rank-order
+    loop sum bit for bit; returns the number of mismatches this rank saw."""
+    P, me = comm.size, comm.rank
+    bad = 0
+    for rep in range(reps):
+        for i, n in enumerate(sizes):
+            xs = [spread_data(seed, rep * 1000 + i, r, n) for r in range(P)]
+            want = rank_order_sum(xs)
+            if not np.array_equal(comm.allreduce(xs[me]), want):
+                bad += 1
+            buf = xs[me].copy()
+            comm.allreduce(buf, buf)
+            if not np.array_equal(buf, want):
+                bad += 1
+    return bad
+
+
+def spread_data(seed: int, i: int, rank: int, n: int) -> np.ndarray:
+    """Values over 16 orders of magnitude, so any change of summation order shows in the bits."""
+    g = np.random.default_rng([seed, i, rank])
+    return g.normal(size=n) * 10.0 ** g.uniform(-8, 8, size=n)
+
+
+def _tight_allreduce(comm, iters: int, n: int):
+    """Back-to-back allreduces of large messages, ranks drifting apart: the shared result
+    row of rsag must not be overwritten while a slow rank still copies it out."""
+    P, me = comm.size, comm.rank
+    x, out, bad = np.empty(n), np.empty(n), 0
+    for i in range(iters):
+        x.fill(float(1 << me) * (i + 1))
+        if (i + me) % 7 == 0:
+            time.sleep(0.0005)
+        comm.allreduce(x, out)
+        if not np.all(out == float((1 << P) - 1) * (i + 1)):
+            bad += 1
+    return bad
+
+
+ALLREDUCE_SIZES = [1, 2, 3, 7, 17, 64, 1000, 4099]
+
+
+@pytest.mark.parametrize("algo", ["flat", "rsag", "auto"])
+@pytest.mark.parametrize("P", [2, 3, 5, 8, 16])
+def test_local_allreduce_algorithms_give_the_rank_order_bits(algo, P):
+    """Both algorithms, at P up to 16 (oversubscribed here: correctness only), equal the
+    serial loop x0 + x1 + ... bit for bit, with blocks of 0 elements (n < P) and uneven ones."""
+    sizes = ALLREDUCE_SIZES + ([1 << 14] if P == 2 else [])  # auto's rsag threshold at P = 2
+    assert run_local(_allreduce_bits, P, sizes, 7, 2, max_elems=1 << 14, allreduce=algo) == [0] * P
+
+
+def test_spread_data_detects_a_change_of_summation_order():
+    """Negative control for the test above: on its data, a pairwise (tree) sum and numpy's
+    own reduction (pairwise over an innermost rank axis) differ from the rank-order loop."""
+    P, n = 16, 1000
+    xs = [spread_data(7, 0, r, n) for r in range(P)]
+    loop = rank_order_sum(xs)
+    tree = list(xs)
+    while len(tree) > 1:
+        tree = [tree[i] + tree[i + 1] if i + 1 < len(tree) else tree[i] for i in range(0, len(tree), 2)]
+    assert not np.array_equal(tree[0], loop)
+    innermost = np.add.reduce(np.stack(xs).T.copy(), axis=1)  # (n,): ranks contiguous, summed pairwise
+    assert not np.array_equal(innermost, loop)
+
+
+@pytest.mark.parametrize("algo", ["flat", "rsag"])
+@pytest.mark.parametrize("P", [2, 4])
+def test_local_allreduce_slots_survive_ranks_racing_ahead(algo, P):
+    assert run_local(_tight_allreduce, P, 300, 20_000, max_elems=20_000, allreduce=algo) == [0] * P
+
+
+def test_run_local_rejects_an_unknown_algorithm():
+    with pytest.raises(ValueError, match="allreduce must be one of"):
+        run_local(_echo, 2, 1, b=2, allreduce="ring")
+    with pytest.raises(ValueError, match="allgather must be one of"):
+        run_local(_echo, 2, 1, b=2, allgather="ring")
+
+
+needs_cma = pytest.mark.skipif(not cma.available(), reason="process_vm_readv between workers refused here")
+
+
+def _allgather_check(comm, shapes, seed: int, reps: int):
+    """Allgather of each shape, fresh, into a given buffer and into a strided one, against
+    np.stack of what every rank sent; returns the number of mismatches this rank saw."""
+    P, me = comm.size, comm.rank
+    bad = 0
+    for rep in range(reps):
+        for i, shape in enumerate(shapes):
+            xs = [data(seed, rep * 100 + i, r, shape) for r in range(P)]
+            want = np.stack(xs)
+            bad += not np.array_equal(comm.allgather(xs[me]), want)
+            recv = np.full((P,) + shape, np.nan)
+            bad += comm.allgather(xs[me], recv) is not recv or not np.array_equal(recv, want)
+            wide = np.full((P,) + shape[:-1] + (2 * shape[-1],), np.nan)
+            strided = wide[..., ::2]  # recvbuf not contiguous
+            comm.allgather(xs[me], strided)
+            bad += not np.array_equal(strided, want)
+            bad += not np.array_equal(comm.allgather(xs[me][::-1].copy()[::-1]), want)  # strided send
+    return bad
+
+
+@needs_cma
+@pytest.mark.parametrize("algo", ["copy", "cma", "auto"])
+@pytest.mark.parametrize("P", [2, 3, 8, 16])
+def test_local_allgather_algorithms_agree_with_stack(algo, P):
+    """Copy and single-copy (cma) allgather at P up to 16 (oversubscribed here), below and
+    above auto's cma threshold, with strided send and receive buffers."""
+    shapes = [(1,), (17,), (3, 5), (local._CMA_MIN + 3,)]
+    assert run_local(_allgather_check, P, shapes, 11, 2, max_elems=local._CMA_MIN + 3,
+                     allgather=algo) == [0] * P
+
+
+@needs_cma
+def test_cma_reads_what_the_other_process_holds():
+    """The wrapper against a known buffer of a forked child (and a negative control: a
+    pid that does not exist raises instead of leaving the buffer as it was)."""
+    src = np.arange(50_000, dtype=np.float64)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        mine = src * 3.0  # the child's own memory
+        os.write(w, int(mine.ctypes.data).to_bytes(8, "little"))
+        time.sleep(5)
+        os._exit(0)
+    os.close(w)
+    try:
+        addr = int.from_bytes(os.read(r, 8), "little")
+        dst = np.zeros_like(src)
+        cma.read_into(pid, dst, addr, dst.nbytes)
+        np.testing.assert_array_equal(dst, src * 3.0)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(r)
+    with pytest.raises(OSError):
+        cma.read_into(pid, dst, addr, dst.nbytes)  # the child is gone: ESRCH
 
 
 def test_consecutive_collectives_use_alternating_slot_sets():
     """White-box: collective k+1 must not overwrite what collective k left for its readers."""
     ctrl = bytearray(2 * 8 * 8)  # (size + abort) cache lines of 8 int64 words
-    data = bytearray(2 * 1 * 16 * 8)  # (2 slot sets, size 1, 16 elements) float64
+    data = bytearray(2 * 2 * 16 * 8)  # (2 slot sets, size 1 + result row, 16 elements) float64
     c = LocalComm(0, 1, ctrl, data, 16)
-    slots = np.frombuffer(data).reshape(2, 1, 16)
+    slots = np.frombuffer(data).reshape(2, 2, 16)
     a, b = np.full(5, 1.0), np.full(5, 2.0)
     np.testing.assert_array_equal(c.allgather(a), [a])
     np.testing.assert_array_equal(c.allgather(b), [b])

@@ -59,6 +59,10 @@ def main(argv=None):
     ap.add_argument("--raw", action="store_true", help="also write the per-step times as <out>.npz")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: coll,work,jitter,alone")
     ap.add_argument("--quick", action="store_true", help="a tenth of the repetitions, calls and steps")
+    ap.add_argument("--allreduce", default="auto", choices=("auto", "flat", "rsag"),
+                    help="local backend's allreduce algorithm (engine/comm/local.py)")
+    ap.add_argument("--allgather", default="auto", choices=("auto", "copy", "cma"),
+                    help="local backend's allgather algorithm (engine/comm/local.py)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.backend == "mpi":
@@ -67,7 +71,10 @@ def main(argv=None):
         comm = MPIComm()
         Ps, run_P, rank0, mpi_module = [comm.size], mpi_runner(comm), comm.rank == 0, MPI
     else:
-        Ps, run_P, rank0, mpi_module = [int(p) for p in args.workers.split(",") if p], local_runner, True, None
+        Ps, rank0, mpi_module = [int(p) for p in args.workers.split(",") if p], True, None
+
+        def run_P(fn, P, *a):
+            return local_runner(fn, P, *a, allreduce=args.allreduce, allgather=args.allgather)
     out = args.out or os.path.join(
         os.environ.get("OUT", "."),
         f"probe_{args.backend}" + (f"_{Ps[0]}" if args.backend == "mpi" else "") + ".json")

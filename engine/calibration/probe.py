@@ -195,13 +195,14 @@ def meta(backend, mpi_module=None):
 
 
 # ---- the drivers ---------------------------------------------------------------------------
-def local_runner(fn, P, *a):
-    """``fn(comm, *a)`` on P local processes (P = 1: in this process); results by rank."""
+def local_runner(fn, P, *a, **algorithms):
+    """``fn(comm, *a)`` on P local processes (P = 1: in this process); results by rank.
+    ``algorithms``: ``allreduce=``, ``allgather=`` of :func:`engine.comm.local.run_local`."""
     if P == 1:
         return [fn(InProcessComm(), *a)]
     from engine.comm.local import run_local
 
-    return run_local(fn, P, *a, max_elems=MAX_ELEMS)
+    return run_local(fn, P, *a, max_elems=MAX_ELEMS, **algorithms)
 
 
 def mpi_runner(comm):

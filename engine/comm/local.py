@@ -3,9 +3,36 @@
 Synchronisation is a spin on per-rank generation counters, one 64-byte cache
 line each: on this machine ``multiprocessing.Barrier`` costs about 230 µs a
 wait, a spin on shared flags about 1.5 µs. Each collective writes into one of
-two alternating slot sets; a rank can only come back to a slot set after the
-next collective's barrier, which every peer reaches only after it has read
-this one, so one barrier per collective is enough.
+two alternating slot sets (a row per rank plus a result row); a rank can only
+come back to a slot set after the next collective's first barrier, which every
+peer reaches only after it has read this one, so a collective needs no barrier
+at its end.
+
+Allreduce has two algorithms (``allreduce=``), both summing in rank order,
+x0 + x1 + ... + x(P-1) left to right, so every rank gets the same bits as the
+serial reference's loop:
+
+- ``flat``: one barrier, then every rank sums all P rows: P·n reads a rank,
+  which is what made the P = 16 allreduce of 1e5 float64 3.3× slower than Open
+  MPI's on a 16-core host (results/machines/xeon207x16/);
+- ``rsag``: reduce-scatter then allgather through shared memory. Rank r sums
+  only its 1/P column block of the P rows into the result row, a second barrier,
+  then every rank copies the whole result row: about 3n reads and writes a rank
+  whatever P, for one more barrier;
+- ``auto`` (the default) takes ``rsag`` from P = 3, and at P = 2 from
+  ``_RSAG_MIN_P2`` elements (measured in ``benchmarks/bench_comm.py``).
+
+Allgather (``allgather=``): ``copy`` moves each message twice, into the
+sender's slot and out to every receiver; ``cma`` once, each receiver reading
+the sender's own buffer with ``process_vm_readv`` (:mod:`engine.comm.cma`),
+then a second barrier so no sender reuses its buffer while it is read;
+``auto`` takes ``cma`` from ``_CMA_MIN`` elements where the kernel allows it.
+
+A column block is summed by P - 1 adds into the result row, or, when it is
+small (Python's per-call cost dominates), by one ``np.add.accumulate`` over
+the rank axis (its last row is the sum): accumulate is sequential by definition, whereas
+``np.add.reduce`` may sum pairwise when it iterates the rank axis innermost
+(seen at n = 1 from P = 9), which would change the bits.
 
 The spin relies on stores becoming visible in program order (x86-64 TSO). On
 other architectures the local backend falls back to a ``multiprocess.Barrier``
@@ -51,6 +78,15 @@ from engine.comm.base import (Communicator, WorkerError, on_termination, reset_s
 
 _LINE = 8  # int64 words per cache line
 _SPIN_CHECK = 1024  # spins before a wait yields the core and checks the abort word
+_SPIN_OVERSUBSCRIBED = 8  # the same with more workers than free cores: a spin steals a peer's core
+_RSAG_MIN_P2 = 1 << 14  # elements from which P = 2 allreduce uses rsag (benchmarks/bench_comm.py)
+_LOOP_MIN_BLOCK = 512  # elements of a reduce-scatter block from which P adds beat one accumulate
+_CMA_MIN = 1 << 13  # elements from which auto allgather reads peers' buffers (bench_comm.py)
+ALLREDUCE = ("auto", "flat", "rsag")
+ALLGATHER = ("auto", "copy", "cma")
+# A rank's cache line in the control array: its generation word, then what a cma
+# allgather publishes (the send buffer's address and size), then its pid.
+_GEN, _ADDR, _NBYTES, _PID = 0, 1, 2, 3
 _CLOCK_EVERY = 64  # yields between checks of the clock and the parent (each a syscall)
 _TSO = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -74,7 +110,7 @@ class LocalComm(Communicator):
     kind = "local"
 
     def __init__(self, rank: int, size: int, ctrl, data, max_elems: int, mp_barrier=None, *,
-                 parent: int | None = None):
+                 parent: int | None = None, allreduce: str = "auto", allgather: str = "copy"):
         super().__init__()
         self._parent = parent  # the pid a worker's parent must keep (None: not checked)
         self.rank, self.size = rank, size
@@ -85,10 +121,16 @@ class LocalComm(Communicator):
         self._gen = 0
         self._max = max_elems
         slots = np.frombuffer(data, dtype=np.float64)
-        self._slots = slots.reshape(2, size, max_elems)  # (phase, rank, elems)
+        self._slots = slots.reshape(2, size + 1, max_elems)  # (phase, rank + result row, elems)
         self._phase = 0
         self._cache: dict = {}
         self._mp_barrier = mp_barrier
+        _check_algorithms(allreduce, allgather)
+        self._algo, self._gather = allreduce, allgather
+        self._ctrl[self._me + _PID] = os.getpid()  # read by peers only after a barrier
+        # A spin only pays while every worker has a core of its own.
+        free = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        self._spin = _SPIN_CHECK if size <= (free or 1) else _SPIN_OVERSUBSCRIBED
 
     # -- synchronisation ------------------------------------------------------
     def _barrier(self, op: str = "barrier") -> None:
@@ -103,7 +145,7 @@ class LocalComm(Communicator):
             spins = 0
             while ctrl[p] < g:
                 spins += 1
-                if spins > _SPIN_CHECK:
+                if spins > self._spin:
                     # Waiting long (≈100 µs): a peer is descheduled or slow. Yield the
                     # core on every further check so an oversubscribed peer can run.
                     os.sched_yield()
@@ -134,23 +176,40 @@ class LocalComm(Communicator):
             raise CommStalled(stall_message("a peer", stall_timeout(), op)) from None
 
     def _views(self, n: int):
-        """(my row, all rows) of the current slot set for n elements; flips the phase."""
+        """(my row, all rows, rows as a list, result row) of the current slot set for n
+        elements; flips the phase."""
         key = (self._phase, n)
         v = self._cache.get(key)
         if v is None:
             if n > self._max:
                 raise ValueError(f"message of {n} elements exceeds the local slot of {self._max}")
-            rows = self._slots[self._phase, :, :n]  # (size, n)
-            v = self._cache[key] = (rows[self.rank], rows, list(rows))
+            rows = self._slots[self._phase, :self.size, :n]  # (size, n)
+            v = self._cache[key] = (rows[self.rank], rows, list(rows), self._slots[self._phase, self.size, :n])
         self._phase ^= 1
         return v
+
+    def _block(self, n: int, phase: int):
+        """(lo, hi, scratch, rows' blocks, result block) of this rank's column block of n
+        elements in reduce-scatter in slot set ``phase``; scratch is a (size, hi - lo)
+        buffer for its rank-order prefix sums."""
+        key = ("block", phase, n)
+        b = self._cache.get(key)
+        if b is None:
+            lo, hi = n * self.rank // self.size, n * (self.rank + 1) // self.size
+            slots = self._slots[phase]  # (size + 1, max_elems)
+            b = self._cache[key] = (lo, hi, np.empty((self.size, hi - lo)),  # (size, block)
+                                    [slots[r, lo:hi] for r in range(self.size)], slots[self.size, lo:hi])
+        return b
 
     # -- collectives ----------------------------------------------------------
     def _max_words(self) -> int:
         return self._max
 
     def _allgather(self, sendbuf, recvbuf):
-        mine, rows, _ = self._views(sendbuf.size)
+        if self._gather == "cma" or (self._gather == "auto" and sendbuf.size >= _CMA_MIN):
+            if self.size > 1:
+                return self._allgather_cma(sendbuf, recvbuf)
+        mine, rows, _, _ = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
         self._barrier("allgather")
         if recvbuf is None:
@@ -158,29 +217,84 @@ class LocalComm(Communicator):
         np.copyto(recvbuf.reshape(rows.shape), rows)
         return recvbuf
 
+    def _allgather_cma(self, sendbuf, recvbuf):
+        """One copy a message: each rank reads every peer's send buffer, whose address
+        the peer published in its control line before the first barrier; the second
+        barrier keeps every send buffer unchanged until all have read it."""
+        from engine.comm.cma import read_into
+
+        src = np.ascontiguousarray(sendbuf, dtype=np.float64)  # a copy only if sendbuf is strided
+        if recvbuf is None:
+            recvbuf = np.empty((self.size,) + np.shape(sendbuf))
+        dst = recvbuf if recvbuf.flags.c_contiguous else np.empty(recvbuf.shape)
+        rows = dst.reshape(self.size, src.size)  # (size, n)
+        ctrl, me = self._ctrl, self._me
+        ctrl[me + _ADDR], ctrl[me + _NBYTES] = src.ctypes.data, src.nbytes
+        self._barrier("allgather")
+        for r in range(self.size):
+            if r == self.rank:
+                np.copyto(rows[r], src.reshape(-1))
+                continue
+            line = r * _LINE
+            if ctrl[line + _NBYTES] != src.nbytes:
+                raise ValueError(f"allgather: rank {r} sends {ctrl[line + _NBYTES]} bytes, "
+                                 f"rank {self.rank} {src.nbytes}")
+            read_into(ctrl[line + _PID], rows[r], ctrl[line + _ADDR], src.nbytes)
+        self._barrier("allgather")
+        if dst is not recvbuf:
+            np.copyto(recvbuf, dst)
+        return recvbuf
+
     def _allreduce(self, sendbuf, out):
-        mine, rows, each = self._views(sendbuf.size)
+        n = sendbuf.size
+        mine, rows, each, result = self._views(n)
         np.copyto(mine, sendbuf.reshape(-1))
         self._barrier("allreduce")
         if out is None:
             out = np.empty(np.shape(sendbuf))
         o = out.reshape(-1)
-        if self.size == 1:
+        P = self.size
+        if P == 1:
             np.copyto(o, each[0])
-        else:  # summed in rank order, so every rank gets identical bits
+            return out
+        algo = self._algo
+        if algo == "auto":
+            algo = "rsag" if P > 2 or n >= _RSAG_MIN_P2 else "flat"
+        if algo == "flat":  # summed in rank order, so every rank gets identical bits
             np.add(each[0], each[1], out=o)
-            for r in range(2, self.size):
+            for r in range(2, P):
                 o += each[r]
+            return out
+        # rsag: this rank sums its column block of every row (prefix sums over the rank
+        # axis: the last row is x0 + x1 + ... in order) into the shared result row; only
+        # this rank touches that block, so no one else reads or writes it meanwhile.
+        lo, hi, scratch, each_b, block = self._block(n, self._phase ^ 1)  # _views flipped it
+        if hi - lo >= _LOOP_MIN_BLOCK or P == 2:  # P - 1 adds straight into the result row
+            np.add(each_b[0], each_b[1], out=block)
+            for r in range(2, P):
+                block += each_b[r]
+        elif hi > lo:  # small blocks: one call, not P (its writes cost less than P calls)
+            np.add.accumulate(rows[:, lo:hi], axis=0, out=scratch)
+            np.copyto(block, scratch[P - 1])
+        self._barrier("allreduce")
+        np.copyto(o, result)
         return out
 
     def _broadcast(self, buf, root):
-        _, rows, each = self._views(buf.size)
+        _, rows, each, _ = self._views(buf.size)
         if self.rank == root:
             np.copyto(each[root], buf.reshape(-1))
         self._barrier("broadcast")
         if self.rank != root:
             np.copyto(buf.reshape(-1), each[root])
         return buf
+
+
+def _check_algorithms(allreduce: str, allgather: str) -> None:
+    if allreduce not in ALLREDUCE:
+        raise ValueError(f"allreduce must be one of {ALLREDUCE}, got {allreduce!r}")
+    if allgather not in ALLGATHER:
+        raise ValueError(f"allgather must be one of {ALLGATHER}, got {allgather!r}")
 
 
 def _die_with_parent(parent: int) -> None:
@@ -195,7 +309,8 @@ def _die_with_parent(parent: int) -> None:
         os._exit(_ORPHANED_EXIT)
 
 
-def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, parent, fn, args, kwargs):
+def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, parent, algorithms, fn,
+           args, kwargs):
     _die_with_parent(parent)
     reset_signals_in_child()
     _LIVE.clear()  # the parent's list of workers, copied by the fork: not ours to kill
@@ -206,7 +321,8 @@ def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, paren
             from threadpoolctl import threadpool_limits
 
             threadpool_limits(1)  # one BLAS thread per worker: workers are the parallelism
-            comm = LocalComm(rank, size, ctrl, data, max_elems, mp_barrier, parent=parent)
+            comm = LocalComm(rank, size, ctrl, data, max_elems, mp_barrier, parent=parent,
+                             **algorithms)
             result = fn(comm, *args, **kwargs)
             conn.send(("ok", result))
         except CommAborted:
@@ -257,19 +373,30 @@ def _died(p) -> str:
 
 
 def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | None = None,
-              **kwargs) -> list:
+              allreduce: str = "auto", allgather: str = "auto", **kwargs) -> list:
     """Run ``fn(comm, *args, **kwargs)`` on ``size`` forked processes; return results by rank.
 
     Raises :class:`WorkerError` naming the first rank that raised, died or
     stalled (:func:`engine.comm.base.stall_timeout`), or saying the whole run
     exceeded ``timeout`` seconds (a deadline for the run, not per event). No
-    child outlives the call: those still there at the end are killed.
+    child outlives the call: those still there at the end are killed. ``allreduce``
+    and ``allgather`` pick the algorithms (module docstring); every choice gives the
+    same bits. ``allgather="cma"`` raises ValueError where the kernel refuses it.
     """
     if size < 1:
         raise ValueError(f"workers must be >= 1, got {size}")
+    _check_algorithms(allreduce, allgather)
+    if allgather != "copy":
+        from engine.comm import cma
+
+        if not cma.available():
+            if allgather == "cma":
+                raise ValueError("allgather='cma': process_vm_readv between workers is not allowed here")
+            allgather = "copy"
+    algorithms = {"allreduce": allreduce, "allgather": allgather}
     ctx = mp.get_context("fork")
     ctrl = ctx.RawArray("b", (size + 1) * _LINE * 8)  # (size + abort) cache lines
-    data = ctx.RawArray("b", 2 * size * max_elems * 8)  # (2, size, max_elems) float64
+    data = ctx.RawArray("b", 2 * (size + 1) * max_elems * 8)  # (2, size + 1, max_elems) float64
     mp_barrier = None if _TSO else ctx.Barrier(size)
     me = os.getpid()
     pipes, procs = [], []
@@ -279,7 +406,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
             parent, child = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, daemon=True,
                             args=(rank, size, ctrl, data, max_elems, mp_barrier, child,
-                                  pipes + [parent], me, fn, args, kwargs))
+                                  pipes + [parent], me, algorithms, fn, args, kwargs))
             _LIVE.append(p)
             p.start()
             child.close()
