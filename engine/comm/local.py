@@ -73,6 +73,7 @@ import multiprocess as mp
 import numpy as np
 from multiprocess.connection import wait
 
+from engine.comm.cma import available as cma_available, read_into
 from engine.comm.base import (Communicator, WorkerError, on_termination, reset_signals_in_child,
                               stall_message, stall_timeout)
 
@@ -221,8 +222,6 @@ class LocalComm(Communicator):
         """One copy a message: each rank reads every peer's send buffer, whose address
         the peer published in its control line before the first barrier; the second
         barrier keeps every send buffer unchanged until all have read it."""
-        from engine.comm.cma import read_into
-
         src = np.ascontiguousarray(sendbuf, dtype=np.float64)  # a copy only if sendbuf is strided
         if recvbuf is None:
             recvbuf = np.empty((self.size,) + np.shape(sendbuf))
@@ -387,9 +386,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
         raise ValueError(f"workers must be >= 1, got {size}")
     _check_algorithms(allreduce, allgather)
     if allgather != "copy":
-        from engine.comm import cma
-
-        if not cma.available():
+        if not cma_available():
             if allgather == "cma":
                 raise ValueError("allgather='cma': process_vm_readv between workers is not allowed here")
             allgather = "copy"
