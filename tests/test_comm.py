@@ -241,8 +241,8 @@ ALLREDUCE_SIZES = [1, 2, 3, 7, 17, 64, 1000, 4099]
 def test_local_allreduce_algorithms_give_the_rank_order_bits(algo, P):
     """Both algorithms, at P up to 16 (oversubscribed here: correctness only), equal the
     serial loop x0 + x1 + ... bit for bit, with blocks of 0 elements (n < P) and uneven ones."""
-    sizes = ALLREDUCE_SIZES + ([1 << 14] if P == 2 else [])  # auto's rsag threshold at P = 2
-    assert run_local(_allreduce_bits, P, sizes, 7, 2, max_elems=1 << 14, allreduce=algo) == [0] * P
+    assert run_local(_allreduce_bits, P, ALLREDUCE_SIZES, 7, 2, max_elems=max(ALLREDUCE_SIZES),
+                     allreduce=algo) == [0] * P
 
 
 def test_spread_data_detects_a_change_of_summation_order():
@@ -263,6 +263,20 @@ def test_spread_data_detects_a_change_of_summation_order():
 @pytest.mark.parametrize("P", [2, 4])
 def test_local_allreduce_slots_survive_ranks_racing_ahead(algo, P):
     assert run_local(_tight_allreduce, P, 300, 20_000, max_elems=20_000, allreduce=algo) == [0] * P
+
+
+def _affinity(comm):
+    return sorted(os.sched_getaffinity(0))
+
+
+def test_local_workers_are_bound_one_to_a_core_where_there_are_enough():
+    cpus = sorted(os.sched_getaffinity(0))
+    P = min(2, len(cpus))
+    got = run_local(_affinity, P, bind=True)
+    assert got == ([[c] for c in cpus[:P]] if P >= 2 else [cpus])
+    # negative controls: not asked, or more workers than CPUs, leaves them unbound
+    assert run_local(_affinity, P, bind=False) == [cpus] * P
+    assert run_local(_affinity, len(cpus) + 1, bind=True) == [cpus] * (len(cpus) + 1)
 
 
 def test_run_local_rejects_an_unknown_algorithm():

@@ -3,14 +3,19 @@
 # allreduce + copy allgather; after: reduce-scatter/allgather + single-copy allgather)
 # against Open MPI at P = 2, 4, 8, 16, interleaved in one invocation, then paper3's
 # PPT with the local backend and with Open MPI, both at 8 workers, in the same invocation.
-# Run from the project root:  bash benchmarks/machines/device_run3.sh [BUDGET_S]
+# Run from the project root:  bash benchmarks/machines/device_run3.sh PART [BUDGET_S]
+#   PART 1: before (flat + copy) and forced after (rsag + cma) against Open MPI, twice,
+#           then paper3 --quick --runs 3 at 8 workers, local and Open MPI;
+#   PART 2: the final choice (auto, workers bound to cores) against before and Open MPI,
+#           twice, then paper3 as in PART 1, local bound, local unbound, Open MPI.
 # Needs .whl/*.whl (the wheels of device_run.sh) carried along (`carry: [".whl"]`).
 set -x
-BUDGET=${1:-570}
+PART=${1:-1}
+BUDGET=${2:-570}
 T0=$(date +%s)
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 OUT=${OUT:-/tmp/out}; W=/tmp/res; mkdir -p "$OUT" "$W"
-exec > >(tee -a "$OUT/run3.log") 2>&1
+exec > >(tee -a "$OUT/run3_$PART.log") 2>&1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD
 MPIRUN="mpirun --allow-run-as-root"
@@ -36,8 +41,13 @@ probe_mpi() {  # probe_mpi ROUND
       --out $W/probe/coll_mpi_${P}_r$1.json
   done
 }
-probe_local before_r1 flat copy; probe_local after_r1 rsag cma; probe_mpi 1
-probe_local after_r2 rsag cma; probe_local before_r2 flat copy; probe_mpi 2
+if [ "$PART" = 1 ]; then
+  probe_local before_r1 flat copy; probe_local after_r1 rsag cma; probe_mpi 1
+  probe_local after_r2 rsag cma; probe_local before_r2 flat copy; probe_mpi 2
+else
+  probe_local auto_r1 auto auto; probe_mpi 1; probe_local before_r1 flat copy
+  probe_local before_r2 flat copy; probe_mpi 2; probe_local auto_r2 auto auto
+fi
 tar czf $OUT/probe.tgz -C $W probe
 echo "=== probes done $(( $(date +%s) - T0 ))s, $(left)s left"
 
@@ -51,6 +61,8 @@ step() {  # step NAME LIMIT_S CMD...
   echo "=== $name end rc=${PIPESTATUS[0]} $(( $(date +%s) - s ))s loadavg: $(cat /proc/loadavg)" | tee -a "$W/$name/log.txt"
   tar czf "$OUT/$name.tgz" --exclude=.cache -C "$W" "$name"
 }
-step p3_quick_runs3_local8 200 python3 -m reproduce paper3 --quick --runs 3 --workers 8 --no-progress --out "$W/p3_quick_runs3_local8"
+P3="python3 -m reproduce paper3 --quick --runs 3 --workers 8 --no-progress"
+step p3_quick_runs3_local8 200 $P3 --out "$W/p3_quick_runs3_local8"
+[ "$PART" = 2 ] && step p3_quick_runs3_local8_unbound 200 env ENGINE_LOCAL_BIND=0 $P3 --out "$W/p3_quick_runs3_local8_unbound"
 step p3_quick_runs3_openmpi8 200 $MPIRUN -n 8 python3 -m reproduce paper3 --quick --runs 3 --backend mpi --workers 8 --no-progress --out "$W/p3_quick_runs3_openmpi8"
 echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"

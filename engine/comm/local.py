@@ -19,14 +19,25 @@ serial reference's loop:
   only its 1/P column block of the P rows into the result row, a second barrier,
   then every rank copies the whole result row: about 3n reads and writes a rank
   whatever P, for one more barrier;
-- ``auto`` (the default) takes ``rsag`` from P = 3, and at P = 2 from
-  ``_RSAG_MIN_P2`` elements (measured in ``benchmarks/bench_comm.py``).
+- ``auto`` (the default) takes ``rsag`` from P = 3 for messages of
+  ``_RSAG_MIN`` elements or more, and from P = ``_RSAG_ANY_P`` for any size;
+  ``flat`` otherwise. The thresholds come from the interleaved before/after
+  runs on the 16-core host (results/machines/xeon207x16/issue14/): at P = 2
+  ``rsag`` never beat ``flat``, and at P = 4 on 1,000 elements it took 2×
+  ``flat``'s time.
 
 Allgather (``allgather=``): ``copy`` moves each message twice, into the
 sender's slot and out to every receiver; ``cma`` once, each receiver reading
 the sender's own buffer with ``process_vm_readv`` (:mod:`engine.comm.cma`),
 then a second barrier so no sender reuses its buffer while it is read;
-``auto`` takes ``cma`` from ``_CMA_MIN`` elements where the kernel allows it.
+``auto`` takes ``cma`` only at P = 2, from ``_CMA_MIN`` elements, where the
+kernel allows it: on the 16-core host, from P = 4 the concurrent reads of one
+buffer made ``cma`` up to 2× slower than ``copy`` (the kernel pins the
+sender's pages for every reader).
+
+Workers are bound one to a core (``bind=``) where there are cores enough, as
+Open MPI binds its ranks at np <= 2: unbound, two local workers on the 16-core
+host ran paper3's 2-node PPT 1.2× slower than Open MPI's bound ranks.
 
 A column block is summed by P - 1 adds into the result row, or, when it is
 small (Python's per-call cost dominates), by one ``np.add.accumulate`` over
@@ -80,9 +91,10 @@ from engine.comm.base import (Communicator, WorkerError, on_termination, reset_s
 _LINE = 8  # int64 words per cache line
 _SPIN_CHECK = 1024  # spins before a wait yields the core and checks the abort word
 _SPIN_OVERSUBSCRIBED = 8  # the same with more workers than free cores: a spin steals a peer's core
-_RSAG_MIN_P2 = 1 << 14  # elements from which P = 2 allreduce uses rsag (benchmarks/bench_comm.py)
+_RSAG_MIN = 4096  # elements from which auto allreduce uses rsag at P >= 3
+_RSAG_ANY_P = 12  # workers from which auto allreduce uses rsag whatever the size
 _LOOP_MIN_BLOCK = 512  # elements of a reduce-scatter block from which P adds beat one accumulate
-_CMA_MIN = 1 << 13  # elements from which auto allgather reads peers' buffers (bench_comm.py)
+_CMA_MIN = 1 << 15  # elements from which auto allgather reads the peer's buffer (P = 2 only)
 ALLREDUCE = ("auto", "flat", "rsag")
 ALLGATHER = ("auto", "copy", "cma")
 # A rank's cache line in the control array: its generation word, then what a cma
@@ -207,7 +219,8 @@ class LocalComm(Communicator):
         return self._max
 
     def _allgather(self, sendbuf, recvbuf):
-        if self._gather == "cma" or (self._gather == "auto" and sendbuf.size >= _CMA_MIN):
+        if self._gather == "cma" or (self._gather == "auto" and self.size == 2
+                                      and sendbuf.size >= _CMA_MIN):
             if self.size > 1:
                 return self._allgather_cma(sendbuf, recvbuf)
         mine, rows, _, _ = self._views(sendbuf.size)
@@ -258,7 +271,7 @@ class LocalComm(Communicator):
             return out
         algo = self._algo
         if algo == "auto":
-            algo = "rsag" if P > 2 or n >= _RSAG_MIN_P2 else "flat"
+            algo = "rsag" if (P > 2 and n >= _RSAG_MIN) or P >= _RSAG_ANY_P else "flat"
         if algo == "flat":  # summed in rank order, so every rank gets identical bits
             np.add(each[0], each[1], out=o)
             for r in range(2, P):
@@ -289,6 +302,16 @@ class LocalComm(Communicator):
         return buf
 
 
+def _cpus_for(size: int, bind: bool | None) -> list:
+    """The CPU each worker is bound to (None: unbound), one each where there are enough."""
+    if bind is None:
+        bind = os.environ.get("ENGINE_LOCAL_BIND", "1") != "0"
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not bind or size < 2 or len(cpus) < size:
+        return [None] * size
+    return cpus[:size]
+
+
 def _check_algorithms(allreduce: str, allgather: str) -> None:
     if allreduce not in ALLREDUCE:
         raise ValueError(f"allreduce must be one of {ALLREDUCE}, got {allreduce!r}")
@@ -308,9 +331,14 @@ def _die_with_parent(parent: int) -> None:
         os._exit(_ORPHANED_EXIT)
 
 
-def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, parent, algorithms, fn,
-           args, kwargs):
+def _child(rank, size, ctrl, data, max_elems, mp_barrier, conn, inherited, parent, algorithms, cpu,
+           fn, args, kwargs):
     _die_with_parent(parent)
+    if cpu is not None:
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except OSError:  # a cpuset changed under us: run unbound rather than fail
+            pass
     reset_signals_in_child()
     _LIVE.clear()  # the parent's list of workers, copied by the fork: not ours to kill
     for c in inherited:  # read ends of the parent's pipes, this child's own among them
@@ -372,7 +400,8 @@ def _died(p) -> str:
 
 
 def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | None = None,
-              allreduce: str = "auto", allgather: str = "auto", **kwargs) -> list:
+              allreduce: str = "auto", allgather: str = "auto", bind: bool | None = None,
+              **kwargs) -> list:
     """Run ``fn(comm, *args, **kwargs)`` on ``size`` forked processes; return results by rank.
 
     Raises :class:`WorkerError` naming the first rank that raised, died or
@@ -381,6 +410,8 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
     child outlives the call: those still there at the end are killed. ``allreduce``
     and ``allgather`` pick the algorithms (module docstring); every choice gives the
     same bits. ``allgather="cma"`` raises ValueError where the kernel refuses it.
+    ``bind``: worker r runs on the r-th CPU this process may use, where there are at
+    least ``size`` of them (None: yes unless the environment sets ENGINE_LOCAL_BIND=0).
     """
     if size < 1:
         raise ValueError(f"workers must be >= 1, got {size}")
@@ -391,6 +422,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
                 raise ValueError("allgather='cma': process_vm_readv between workers is not allowed here")
             allgather = "copy"
     algorithms = {"allreduce": allreduce, "allgather": allgather}
+    cpus = _cpus_for(size, bind)
     ctx = mp.get_context("fork")
     ctrl = ctx.RawArray("b", (size + 1) * _LINE * 8)  # (size + abort) cache lines
     data = ctx.RawArray("b", 2 * (size + 1) * max_elems * 8)  # (2, size + 1, max_elems) float64
@@ -403,7 +435,7 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
             parent, child = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, daemon=True,
                             args=(rank, size, ctrl, data, max_elems, mp_barrier, child,
-                                  pipes + [parent], me, algorithms, fn, args, kwargs))
+                                  pipes + [parent], me, algorithms, cpus[rank], fn, args, kwargs))
             _LIVE.append(p)
             p.start()
             child.close()
