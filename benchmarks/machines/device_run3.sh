@@ -30,9 +30,9 @@ cat = lambda p: open(p).read().strip() if __import__('os').path.exists(p) else '
 print('yama ptrace_scope', cat('/proc/sys/kernel/yama/ptrace_scope'))" || exit 1
 
 mkdir -p $W/probe
-probe_local() {  # probe_local TAG ALLREDUCE ALLGATHER
+probe_local() {  # probe_local TAG ALLREDUCE ALLGATHER [BIND]: "before" runs unbound, as the old code
   echo "--- local $1 loadavg: $(cat /proc/loadavg)"
-  timeout -k 5 90 python3 benchmarks/machines/probe.py --backend local --workers 2,4,8,16 --skip work,jitter,alone \
+  ENGINE_LOCAL_BIND=${4:-1} timeout -k 5 90 python3 benchmarks/machines/probe.py --backend local --workers 2,4,8,16 --skip work,jitter,alone \
     --allreduce $2 --allgather $3 --out $W/probe/coll_local_$1.json
 }
 probe_mpi() {  # probe_mpi ROUND
@@ -45,8 +45,8 @@ if [ "$PART" = 1 ]; then
   probe_local before_r1 flat copy; probe_local after_r1 rsag cma; probe_mpi 1
   probe_local after_r2 rsag cma; probe_local before_r2 flat copy; probe_mpi 2
 else
-  probe_local auto_r1 auto auto; probe_mpi 1; probe_local before_r1 flat copy
-  probe_local before_r2 flat copy; probe_mpi 2; probe_local auto_r2 auto auto
+  probe_local auto_r1 auto auto; probe_mpi 1; probe_local before_r1 flat copy 0
+  probe_local before_r2 flat copy 0; probe_mpi 2; probe_local auto_r2 auto auto
 fi
 tar czf $OUT/probe.tgz -C $W probe
 echo "=== probes done $(( $(date +%s) - T0 ))s, $(left)s left"
