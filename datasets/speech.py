@@ -26,7 +26,8 @@ What is synthesised (:func:`synthesize`):
   offset), shifted by a per-utterance **channel** offset (a convolutional
   channel is additive in the cepstral domain) and given white **noise** whose
   level varies per utterance.
-- **Labels**: the phone whose segment holds the frame.
+- **Labels**: the phone whose segment holds the frame; the words of each
+  utterance are kept in ``info["words"]`` (the references of word error rate).
 
 Each frame's input pattern is a 9-frame window of 156 values (§2.4), clamped at
 utterance boundaries: its geometry and the corpus container
@@ -109,6 +110,15 @@ class SpeechCorpus(FrameCorpus):
 
     n_classes: int = N_CLASSES
 
+    def subset(self, utts: np.ndarray):
+        """As :meth:`FrameCorpus.subset`, carrying the word transcripts
+        (``info["words"]``, one tuple per utterance) of the chosen utterances."""
+        out = super().subset(utts)
+        w = self.info.get("words")
+        if w is not None and len(w) == self.n_utts:
+            out.info["words"] = [w[int(u)] for u in np.asarray(utts, dtype=np.int64)]
+        return out
+
 
 # ---- synthesis ---------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -169,19 +179,25 @@ def phone_targets() -> np.ndarray:
 
 
 def _utterance_phones(cfg: SpeechConfig, rng: np.random.Generator) -> list[int]:
+    return _utterance(cfg, rng)[0]
+
+
+def _utterance(cfg: SpeechConfig, rng: np.random.Generator) -> tuple[list[int], tuple]:
+    """(phone classes with silences and pauses, the words spoken)."""
     words = list(LEXICON)
     others = [w for w in words if w not in DIGITS]
     n = int(rng.integers(cfg.words[0], cfg.words[1] + 1))
-    seq = [SILENCE]
+    seq, spoken = [SILENCE], []
     for k in range(n):
         w = DIGITS[rng.integers(len(DIGITS))] if rng.random() < cfg.p_digit else \
             others[rng.integers(len(others))]
+        spoken.append(w)
         prons = LEXICON[w]
         seq += [PHONE_INDEX[p] for p in prons[rng.integers(len(prons))].split()]
         if k < n - 1 and rng.random() < cfg.p_pause:
             seq.append(PHONE_INDEX["pau"])
     seq.append(SILENCE)
-    return seq
+    return seq, tuple(spoken)
 
 
 def synthesize(cfg: SpeechConfig = SpeechConfig(), *, rng: np.random.Generator) -> SpeechCorpus:
@@ -190,13 +206,15 @@ def synthesize(cfg: SpeechConfig = SpeechConfig(), *, rng: np.random.Generator) 
     mean_dur = np.array([_DUR[_broad(p)] for p in PHONES])  # (56,)
     kernel = np.bartlett(cfg.coart + 2)[1:-1]
     kernel /= kernel.sum()  # (coart,) triangular, sums to 1
-    frames, labels, lens, spk = [], [], [], []
+    frames, labels, lens, spk, said = [], [], [], [], []
     for s in range(cfg.n_speakers):
         A = np.eye(N_STATIC) + rng.normal(0, cfg.speaker_scale / np.sqrt(N_STATIC),
                                           (N_STATIC, N_STATIC))  # (13, 13)
         b = rng.normal(0, cfg.speaker_offset, N_STATIC)  # (13,)
         for _ in range(cfg.utts_per_speaker):
-            ph = np.array(_utterance_phones(cfg, rng))  # (n_phones,)
+            seq, spoken = _utterance(cfg, rng)
+            ph = np.array(seq)  # (n_phones,)
+            said.append(spoken)
             rate = rng.uniform(*cfg.rate)
             d = np.maximum(1, np.rint(rng.gamma(4.0, mean_dur[ph] / (4.0 * rate)))).astype(int)
             lab = np.repeat(ph, d)  # (T,)
@@ -214,7 +232,7 @@ def synthesize(cfg: SpeechConfig = SpeechConfig(), *, rng: np.random.Generator) 
             spk.append(s)
     starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     return SpeechCorpus(np.concatenate(frames), np.concatenate(labels).astype(np.int64), starts,
-                        np.asarray(spk, dtype=np.int64), info={"synthetic": True, "config": cfg})
+                        np.asarray(spk, dtype=np.int64), info={"synthetic": True, "config": cfg, "words": said})
 
 
 def speaker_split(corpus: SpeechCorpus, *, cv_fraction: float = 0.2,

@@ -135,8 +135,23 @@ def run_task(task: Task, comm, run) -> dict | None:
 
         r = pp_emulated(tr, sizes=sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
                         slaves=p["slaves"], cv=cv, init_scale=setup.init_scale)
-    return {"cv_acc": list(map(float, r["cv_acc"])), "train_acc": list(map(float, r["train_acc"])),
-            "bunches": int(r["bunches"]), "n_train": tr.n_frames, "n_cv": cv.n_frames}
+    out = {"cv_acc": list(map(float, r["cv_acc"])), "train_acc": list(map(float, r["train_acc"])),
+           "bunches": int(r["bunches"]), "n_train": tr.n_frames, "n_cv": cv.n_frames}
+    if is_table2(p, setup):  # word error of the last epoch's weights (§3.5, Table 2)
+        from reproduce.paper1.decode import table2_wer
+
+        if p["mode"] != "sequential":
+            net = MLP(sizes, setup.activation)
+            net.params[:] = r["params"]
+        out["wer"] = table2_wer(net, tr, cv, seed=seed)
+    return out
+
+
+def is_table2(p: dict, setup: Setup) -> bool:
+    """Is this training run one of Table 2's configurations (decoded to word error)?"""
+    if p["hidden"] not in setup.nets:
+        return False
+    return p["bunch"] == (setup.pp_bunch if p["mode"] == "PP" else setup.np_bunch)
 
 
 def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:

@@ -164,6 +164,16 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
               f"{setup.pp_bunch} with the reduced learning rate takes only "
               f"{_steps(ntr, setup.pp_bunch, setup.chunk)} steps an epoch on our scaled-down data and "
               "trails far behind — §3.5's caveat that very large bunches need much more data.", ""]
+    wr = _get(df, "table2", "word_error_rate")
+    if len(wr):
+        L += ["5b. **Table 2 as word error** (hybrid HMM/ANN Viterbi over a word loop of the numbers lexicon, "
+              "one state per phone, posteriors / training priors, insertion penalty chosen on dev speakers, "
+              "WER on other unseen test speakers; `reproduce/paper1/decode.py`): "
+              + "; ".join(f"{r.condition.split(';mode=')[1]} N_h = {r.condition.split('hidden=')[1].split(';')[0]}: "
+                          f"{r.ours:.1f} %" + (f" (paper {r.reported:g} %)" if r.reported == r.reported else "")
+                          for r in wr.itertuples()) +
+              ". Our corpus is synthetic and far smaller than numbers95, so the absolute WER says little; "
+              "the ratios to sequential training (rows `wer_over_sequential`) are the comparison.", ""]
     f4 = curves[curves.figure == "fig4"] if "figure" in curves else curves.iloc[0:0]
     if len(f4):
         g4 = f4[f4.hidden == 1000] if (f4.hidden == 1000).any() else f4[f4.hidden == f4.hidden.min()]
