@@ -111,8 +111,8 @@ def markers(labels) -> dict:
 
 def paper_points(ax, x, y, *, label: str, ms: float = 13, **kw) -> None:
     """The paper's own values: black stars, drawn above every curve."""
-    ax.plot(x, y, ls=kw.pop("ls", ""), marker=kw.pop("marker", "*"), ms=ms, color=PAPER_COLOR,
-            mec="white", mew=0.6, zorder=6, label=label, **kw)
+    kw = {"ls": "", "marker": "*", "mec": "white", "mew": 0.6, **kw}
+    ax.plot(x, y, ms=ms, color=PAPER_COLOR, zorder=6, label=label, **kw)
 
 
 def paper_vline(ax, x: float, *, label: str) -> None:
