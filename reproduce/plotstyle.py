@@ -36,7 +36,7 @@ COLORS = {
     "xeon207x16": "#bcbd22",  # olive
     "local-calibrated": "#6b3fa0",  # paper4's profile calibrated by its own run (local backend)
     "mpi-calibrated": "#3b6fb6",  # the same with --backend mpi
-    "model": "#7f7f7f",  # grey: a formula with no machine (paper4's §6 models)
+    "formula": "#7f7f7f",  # grey: a formula with no machine (paper4's §6 models)
 }
 # For names not in COLORS: chosen by a stable checksum of the name (never Python's hash).
 _SPARE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
@@ -148,6 +148,8 @@ def finish(fig, *, quick: bool = False, note: str | None = None, reserve: float 
     h = fig.get_figheight()
     foot = (0.18 * len(lines) + 0.1) / h if lines else 0.0
     top = 1 - (0.3 / h if quick else 0.0)
+    if quick and fig._suptitle is not None:  # below the QUICK banner, not on it
+        fig._suptitle.set(y=top, va="top")
     fig.tight_layout(rect=(0, foot + reserve / h, 1, top))
     if lines:
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=8, color="#333333", ha="left", va="bottom")

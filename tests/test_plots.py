@@ -47,8 +47,8 @@ def test_a_label_takes_the_colour_of_the_profile_it_names(label, name):
 
 
 def test_negative_control_a_label_naming_no_profile_is_not_given_a_profile_colour():
-    assert S.profile_of("§6.2 formula, log base 2") is None
-    assert S.color("§6.2 formula, log base 2") in S._SPARE
+    assert S.profile_of("modeled (host 2x faster)") is None
+    assert S.color("modeled (host 2x faster)") in S._SPARE
 
 
 def test_colours_do_not_depend_on_the_process():

@@ -482,7 +482,8 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False
         if d.empty:
             continue
         nets = sorted(d.hidden.unique())
-        f, axes = plt.subplots(2, len(nets), figsize=(5 * len(nets), 8.4), squeeze=False, sharey="row")
+        f, axes = plt.subplots(2, len(nets), figsize=(max(5 * len(nets), 11), 8.4), squeeze=False,
+                             sharey="row")
         for j, hh in enumerate(nets):
             for i, s in enumerate(("NP", "PP")):
                 ax = axes[i, j]
@@ -505,7 +506,7 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False
                                    mec=S.PAPER_COLOR, mew=1.4, label="paper Table 1: overall MCUPS")
                 bl = "B = " + ", ".join(f"{b}" + (" (pale)" if b != bunches[-1] else "") for b in bunches)
                 ax.set(yscale="log", xlabel="slaves P" if i == 1 else "", ylabel=unit if j == 0 else "",
-                       title=f"{s}, 156:{hh}:56, {bl}")
+                       title=f"{s}, 156:{hh}:56, {bl}", xticks=sorted(set(d.P) | {HEADLINE_BOARDS}))
                 S.log_ticks(ax, "y")
         seen = {}
         for ax in axes.ravel():
@@ -524,15 +525,18 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False
     d = df[df.figure == "fig4"]
     if not d.empty:
         nets = sorted(d.hidden.unique())
-        f, axes = plt.subplots(1, len(nets), figsize=(5 * len(nets), 4.8), squeeze=False)
+        f, axes = plt.subplots(1, len(nets), figsize=(max(5 * len(nets), 9), 4.8), squeeze=False)
         for j, hh in enumerate(nets):
             ax = axes[0, j]
+            srcs = list(dict.fromkeys(d[d.hidden == hh].source))
+            ramp = dict(zip(srcs, sns.color_palette("viridis", len(srcs))))  # assumed hosts: an ordered ramp
             for src, g in d[d.hidden == hh].groupby("source", sort=False):
                 g = g.sort_values("P")
                 base = "Sparc-2" in src
-                ax.plot(g.P, g.perf / 1e6, marker="o", ms=3, color=spert if base else S.color(src),
+                ax.plot(g.P, g.perf / 1e6, marker="o", ms=3, color=spert if base else ramp[src],
                         ls="-" if base else ("--" if "bus" in src else ":"), label=src)
-            ax.set(xlabel="slaves P", ylabel="MCUPS", title=f"NP, 156:{hh}:56, B = {TABLE1_BUNCH}")
+            ax.set(xlabel="slaves P", ylabel="MCUPS", title=f"NP, 156:{hh}:56, B = {TABLE1_BUNCH}",
+                   xticks=sorted(d.P.unique()))
             ax.legend(fontsize=6)
         f.suptitle("Fig. 4 analog: NP training with a faster host — §2.5 model under ASSUMED host "
                    "speed-ups (the paper gives no Ultra-1 constants)", fontsize=9)

@@ -323,9 +323,9 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
     widths = sorted(d.width.unique())
     emu = f"ours emulated ({profile})" if profile else "ours emulated"
     look = {"ours measured": S.style("measured"), "ours emulated": S.style(emu),
-            "§6 model, calibrated": dict(color=S.COLORS["model"], ls="--", marker=None),
-            "blocked model, calibrated": dict(color=S.COLORS["model"], ls=":", marker=None, lw=2),
-            "§6 model, t=1 (Table 1's assumption)": dict(color=S.COLORS["model"], ls="-.", marker=None)}
+            "§6 model, calibrated": dict(color=S.COLORS["formula"], ls="--", marker=None),
+            "blocked model, calibrated": dict(color=S.COLORS["formula"], ls=":", marker=None, lw=2),
+            "§6 model, t=1 (Table 1's assumption)": dict(color=S.COLORS["formula"], ls="-.", marker=None)}
     fig, axes = plt.subplots(2, len(widths) + 1, figsize=(4.2 * (len(widths) + 1), 8.2), sharey=False)
     for i, passes in enumerate(PASSES):
         table, paper = PAPER_TABLE[passes]
@@ -356,7 +356,7 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
         S.paper_points(ax, Ps, [r[1 + i] for r in TABLE1], ls="-", lw=1.5, label="paper, Table 1")
         for base, ls in zip(LOG_BASES, ("--", "-.", ":")):
             m = NodeModel(1, 1, 1, base)
-            ax.plot(Ps, [m.aggregate_speedup(n, P, 7) for P in Ps], ls=ls, color=S.COLORS["model"],
+            ax.plot(Ps, [m.aggregate_speedup(n, P, 7) for P in Ps], ls=ls, color=S.COLORS["formula"],
                     label=f"§6.2 formula, log base {base}")
         ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":")
         ax.set(xscale="log", yscale="log", xticks=Ps, xticklabels=[str(p) for p in Ps],
