@@ -407,6 +407,18 @@ def indexed(results: Path, papers: list[dict]) -> list[str]:
     return [p["name"] for p in papers if (Path(results) / p["name"] / "comparison.csv").exists()]
 
 
+def quick_papers(results: Path, names: list[str]) -> list[str]:
+    """Of ``names``, the papers whose summary.json under ``results`` records a ``--quick``
+    run (meta ``mode``), for the index's QUICK mark."""
+    def mode(name):
+        try:
+            return json.loads((Path(results) / name / "summary.json").read_text())["meta"].get("mode")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    return [n for n in names if mode(n) == "quick"]
+
+
 def build_index(results: Path, papers: list[dict]) -> str:
     """results/index.md from every paper's comparison rows. Every paper's files are checked
     (:func:`check_paper`) before any text is made, so a bad one raises ResultsError and the
@@ -417,6 +429,10 @@ def build_index(results: Path, papers: list[dict]) -> str:
            "(measured compute + communication model), modeled (formula), reported (the paper).", ""]
     frames = {name: check_paper(results / name) for name in indexed(results, papers)}
     frames = {k: v.astype({"note": "object"}).fillna({"note": ""}) for k, v in frames.items()}
+    quick = quick_papers(results, list(frames))
+    if quick:
+        out += [f"> **QUICK RUN** ({', '.join(quick)}): shrunk settings (`--quick`), not the "
+                "committed results; no number here is a reproduction.", ""]
     # One screen first: the counts of every paper, then per paper its headline and lists.
     glance = ["## At a glance", "",
               "Rows with a paper value (reported), of them with a value of ours (paired), and "
@@ -429,7 +445,8 @@ def build_index(results: Path, papers: list[dict]) -> str:
             continue
         df = frames[p["name"]]
         s = screen(df, headline=report_headline(results / p["name"]))
-        glance += [f"**{p['name']}** ([report]({p['name']}/report.md)). {s['headline']}", "",
+        glance += [f"**{p['name']}**{' (**QUICK**)' if p['name'] in quick else ''} "
+                   f"([report]({p['name']}/report.md)). {s['headline']}", "",
                    "Reproduced:", *([f"- {x}" for x in s["reproduced"]] or ["- none"]), "",
                    "Did not:", *([f"- {x}" for x in s["did_not"]] or ["- none"]), ""]
         fi = fidelity(df)

@@ -25,7 +25,7 @@ import pandas as pd
 from engine.strategies.network_partition import split_even
 from reproduce import report as R
 from reproduce.paper0.setup import MACHINE, NAME, NETS, NETTALK, REPORTED
-from reproduce.store import atomic_savefig, atomic_write
+from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
 
@@ -377,43 +377,73 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
     return rows
 
 
-def plots(out, sp: pd.DataFrame, train) -> list[str]:
+def plots(out, sp: pd.DataFrame, train, *, quick: bool = False) -> list[str]:
+    """Figs. 2–5 (speedup vs processors, one colour per profile: reproduce.plotstyle) with
+    the paper's own values: §3.1's 22 h / 8 h on five processors (Fig. 2) and §3.2's best
+    points, 17 processors for the derivative and 6 for the forward epoch (Figs. 4–5), whose
+    combination gives its 8.96×; and the NETtalk training curve."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    from reproduce import plotstyle as S
+
     sns.set_theme(style="whitegrid", context="notebook")
     figs = []
+    paper = {"fig2": lambda a: S.paper_points(a, [5], [REPORTED["radio_hours_1"] / REPORTED["radio_hours_5"]],
+                                              label="paper §3.1: 22 h / 8 h, whole training, 5 proc."),
+             "fig4": lambda a: (S.paper_vline(a, REPORTED["best_deriv_workers"],
+                                              label=f"paper §3.2: best point, {REPORTED['best_deriv_workers']} proc."),
+                                a.text(0.98, 0.04, f"paper §3.2: overall {REPORTED['overall_speedup_17_6']}× with "
+                                       f"{REPORTED['best_deriv_workers']} (derivative) / "
+                                       f"{REPORTED['best_fwd_workers']} (forward) proc.", transform=a.transAxes,
+                                       ha="right", va="bottom", fontsize=8,
+                                       bbox=dict(boxstyle="round", fc="white", ec=S.PAPER_COLOR))),
+             "fig5": lambda a: S.paper_vline(a, REPORTED["best_fwd_workers"],
+                                             label=f"paper §3.2: best point, {REPORTED['best_fwd_workers']} proc.")}
+    notes = {"fig2_3_network_partition.png":
+             "The paper's Figs. 2–3 carry no numbers; the star is §3.1's whole-training speedup of the radio "
+             "net (22 h sequential, 8 h on five processors), ours is the §2.1 loop only. ",
+             "fig4_5_sequence_partition.png":
+             f"Dash-dot lines: the paper's best points (§3.2), {REPORTED['best_deriv_workers']} processors "
+             f"for the derivative epoch and {REPORTED['best_fwd_workers']} for the forward epoch; used "
+             f"together they give its overall {REPORTED['overall_speedup_17_6']}× (ours: comparison.csv, "
+             "overall_speedup). "}
     for name, pair, titles in (("fig2_3_network_partition.png", ("fig2", "fig3"),
                                 ("Fig. 2: (240+10)-10-3 radio net, loop only", "Fig. 3: (34+24)-24-39 parsing net")),
                                ("fig4_5_sequence_partition.png", ("fig4", "fig5"),
                                 ("Fig. 4: derivative epoch, NETtalk", "Fig. 5: forward epoch, NETtalk"))):
-        fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+        fig, ax = plt.subplots(1, 2, figsize=(12, 5))
         for a, f, title in zip(ax, pair, titles):
             g = sp[sp.fig == f].copy()
             if g.empty:
                 continue
             g["source"] = [k if not pn else f"{k} ({pn})" for k, pn in zip(g.kind, g.profile)]
-            sns.lineplot(g, x="P", y="speedup", hue="source", style="source", markers=True, dashes=False,
-                         estimator="median", errorbar=("pi", 100), ax=a)
+            srcs = list(dict.fromkeys(g.source))
+            sns.lineplot(g, x="P", y="speedup", hue="source", style="source", markers=S.markers(srcs),
+                         dashes=False, palette=S.palette(srcs), estimator="median", errorbar=("pi", 100), ax=a)
             mx = int(g.P.max())
-            a.plot([1, mx], [1, mx], color="grey", lw=0.8, ls=":")
+            a.plot([1, mx], [1, mx], color="grey", lw=0.8, ls=":", label="linear")
+            if f in paper:
+                paper[f](a)
             a.set(xlabel="processors", ylabel="speedup", title=title, xticks=range(1, mx + 1, max(1, mx // 9)))
-        fig.tight_layout()
-        atomic_savefig(fig, out / name, dpi=110)
-        plt.close(fig)
+            a.legend(fontsize=8, loc="upper left", title=None)
+        S.finish(fig, quick=quick, note=notes[name] + "Lines: median of the runs; bands: min–max over the "
+                 "runs (emulated: one band per profile). Dotted grey: linear speedup.")
+        S.save(fig, out / name, quick=quick)
         figs.append(name)
     if train:
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(6.5, 4.4))
         for i, r in enumerate(train):
-            ax.plot(np.arange(1, len(r["phi"]) + 1), r["phi"], label=f"run {i}")
+            ax.plot(np.arange(1, len(r["phi"]) + 1), r["phi"], label=f"run {i} (seed + {i})")
         ax.set(yscale="log", xlabel="CG iteration", ylabel="Φ (Kalman–Kwasny)", title="NETtalk CG training")
+        S.log_ticks(ax, "y")
         ax.legend()
-        fig.tight_layout()
-        atomic_savefig(fig, out / "nettalk_training.png", dpi=110)
-        plt.close(fig)
+        S.finish(fig, quick=quick, note="The paper gives no training curve (§3.2 says only 'results "
+                 "comparable to [8]'); one line per training run.", width=90)
+        S.save(fig, out / "nettalk_training.png", quick=quick)
         figs.append("nettalk_training.png")
     return figs
 
@@ -447,7 +477,7 @@ def write(run, results, meta) -> dict:
                                             and t.params["net"] == "parsing"]))
               for P in range(2, setup.max_workers + 1)} if records else {}
     train = [r for t, r in results if t.name == "train"]
-    figs = plots(out, sp, train)
+    figs = plots(out, sp, train, quick=run.mode == "quick")
     loads = [r["load"][0] for _, r in results if r and "load" in r]
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "corpus": stats, "loadavg_1min_during_tasks": {"min": min(loads), "max": max(loads)} if loads else None}

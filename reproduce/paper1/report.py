@@ -453,83 +453,116 @@ def label_rows(rows: list[dict], pairs: list[dict], here_src: str, cores: int) -
                 r["note"] = f"{r['note']}; {note}" if r["note"] else note
 
 
-def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup) -> list[str]:
+def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False) -> list[str]:
+    """Figs. 3–6 analogs. Colour = machine (reproduce.plotstyle: the MultiSpert bus brown,
+    here orange, measured red), line = kind (solid measured/emulated, dashed/dotted models);
+    one legend per figure. Fig. 3's NP 156:1000:56 panel carries Table 1 (111 and 205 MCUPS
+    on one and two slaves; §3.2's relative performance × the 115 MCUPS raw board), and the
+    §4 headlines (over 500 MCUPS training, about 1 GCPS forward, five boards) sit at P = 5."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    from reproduce import plotstyle as S
+
     sns.set_theme(style="whitegrid", context="notebook")
     figs = []
-    styles = {"measured": ("o", "-"), "emulated (MultiSpert bus)": ("^", "-"),
-              "modeled (here)": (None, "--"), "modeled (paper)": (None, ":"),
-              "modeled (paper, printed formula)": (None, "-.")}
-    styles |= {src: ("s", "-") for src in df.source.unique() if src.startswith("emulated (")
-               and src not in styles}  # the run's profile: "emulated (here)" by default
+    spert = S.COLORS["multispert1997"]
+    looks = {"measured": S.style("measured"),
+             "emulated (MultiSpert bus)": dict(color=spert, ls="-", marker="^"),
+             "modeled (here)": dict(color=S.COLORS["here"], ls="--", marker=None),
+             "modeled (paper)": dict(color=spert, ls=":", marker=None, lw=2),
+             "modeled (paper, printed formula)": dict(color=spert, ls="-.", marker=None)}
+    looks |= {src: S.style(src) for src in df.source.unique() if src not in looks}  # the run's profile
+    headline = {"fig3": (HEADLINE_MCUPS, "paper §4: over 500 MCUPS, 5 boards (best net)"),
+                "fig5": (HEADLINE_CPS / 1e6, "paper §4: about 1 GCPS forward, 5 boards (best net)")}
     for fig, unit, fname, title in (("fig3", "MCUPS", "fig3_training.png", "Fig. 3 analog: training"),
                                     ("fig5", "MCPS", "fig5_forward.png", "Fig. 5 analog: forward pass")):
         d = df[df.figure == fig]
         if d.empty:
             continue
-        keys = sorted(d.groupby(["strategy", "hidden", "bunch"]).groups)
         nets = sorted(d.hidden.unique())
-        f, axes = plt.subplots(2, len(nets), figsize=(5 * len(nets), 8), squeeze=False)
-        pal = dict(zip(sorted(d.source.unique()), sns.color_palette("tab10")))
+        f, axes = plt.subplots(2, len(nets), figsize=(max(5 * len(nets), 11), 8.4), squeeze=False,
+                             sharey="row")
         for j, hh in enumerate(nets):
             for i, s in enumerate(("NP", "PP")):
                 ax = axes[i, j]
-                for (ss, h2, bb) in keys:
-                    if ss != s or h2 != hh:
-                        continue
+                bunches = sorted(d[(d.strategy == s) & (d.hidden == hh)].bunch.unique())
+                for bb in bunches:
+                    pale = len(bunches) > 1 and bb != bunches[-1]
                     for src, g in d[(d.strategy == s) & (d.hidden == hh) & (d.bunch == bb)].groupby("source"):
                         g = g.sort_values("P")
-                        mk, ls = styles.get(src, ("x", "-"))
-                        lab = f"{src}, B={bb}"
-                        if src == "measured" and "loadavg" in g and g.loadavg.notna().any():
-                            lab += f" (workers = P, load {g.loadavg.min():.1f}–{g.loadavg.max():.1f})"
-                        ax.plot(g.P, g.perf / 1e6, marker=mk, ls=ls, color=pal[src],
-                                alpha=1.0 if bb == max(d[d.strategy == s].bunch) else 0.6,
-                                label=lab)
-                ax.set(yscale="log", xlabel="slaves P", ylabel=unit, title=f"{s}, 156:{hh}:56")
-                ax.legend(fontsize=6)
+                        ax.plot(g.P, g.perf / 1e6, alpha=0.45 if pale else 1.0, ms=5, label=src, **looks[src])
+                        if src == "measured" and g.perf_low.notna().any():
+                            ax.fill_between(g.P, g.perf_low / 1e6, g.perf_high / 1e6, color=looks[src]["color"],
+                                            alpha=0.15, lw=0)
+                rep, lab = headline[fig]
+                S.paper_points(ax, [HEADLINE_BOARDS], [rep], marker="^", ms=10, label=lab)
+                if fig == "fig3" and s == "NP" and hh == TABLE1_HIDDEN and TABLE1_BUNCH in bunches:
+                    S.paper_points(ax, list(TABLE1_RELATIVE), [r * RAW_MCUPS for r in TABLE1_RELATIVE.values()],
+                                   marker="D", ms=6, ls="--", lw=1,
+                                   label=f"paper §3.2: relative performance × {RAW_MCUPS:.0f} MCUPS raw")
+                    S.paper_points(ax, list(TABLE1_MCUPS), list(TABLE1_MCUPS.values()), ms=17, mfc="none",
+                                   mec=S.PAPER_COLOR, mew=1.4, label="paper Table 1: overall MCUPS")
+                bl = "B = " + ", ".join(f"{b}" + (" (pale)" if b != bunches[-1] else "") for b in bunches)
+                ax.set(yscale="log", xlabel="slaves P" if i == 1 else "", ylabel=unit if j == 0 else "",
+                       title=f"{s}, 156:{hh}:56, {bl}", xticks=sorted(set(d.P) | {HEADLINE_BOARDS}))
+                S.log_ticks(ax, "y")
+        seen = {}
+        for ax in axes.ravel():
+            for hnd, lab in zip(*ax.get_legend_handles_labels()):
+                seen.setdefault(lab, hnd)
         f.suptitle(title + " performance vs slaves (ours beside the paper's model)")
-        f.tight_layout()
-        atomic_savefig(f, out / fname, dpi=100)
-        plt.close(f)
+        y = S.finish(f, quick=quick, reserve=0.95, note=(
+            "Colour: the machine (brown: the paper's MultiSpert, with its 4.0/2.7 MB/s bus; orange: this "
+            "machine; red: measured here). Line: solid = measured or emulated, dashed = §2.5 model with "
+            "constants calibrated here, dotted / dash-dot = §2.5 with the paper's constants (max form / as "
+            "printed). Black: the paper's own values. Band: min–max of the measured runs (line: median)."))
+        f.legend(list(seen.values()), list(seen), loc="lower center", ncol=3, fontsize=8,
+                 bbox_to_anchor=(0.5, y), frameon=False)
+        S.save(f, out / fname, quick=quick, dpi=100)
         figs.append(fname)
     d = df[df.figure == "fig4"]
     if not d.empty:
         nets = sorted(d.hidden.unique())
-        f, axes = plt.subplots(1, len(nets), figsize=(5 * len(nets), 4.5), squeeze=False)
+        f, axes = plt.subplots(1, len(nets), figsize=(max(5 * len(nets), 9), 4.8), squeeze=False)
         for j, hh in enumerate(nets):
             ax = axes[0, j]
+            srcs = list(dict.fromkeys(d[d.hidden == hh].source))
+            ramp = dict(zip(srcs, sns.color_palette("viridis", len(srcs))))  # assumed hosts: an ordered ramp
             for src, g in d[d.hidden == hh].groupby("source", sort=False):
                 g = g.sort_values("P")
-                ax.plot(g.P, g.perf / 1e6, marker="o", ms=3,
-                        ls="-" if "Sparc-2" in src else ("--" if "bus" in src else ":"), label=src)
-            ax.set(xlabel="slaves P", ylabel="MCUPS", title=f"NP, 156:{hh}:56, B = {TABLE1_BUNCH}")
+                base = "Sparc-2" in src
+                ax.plot(g.P, g.perf / 1e6, marker="o", ms=3, color=spert if base else ramp[src],
+                        ls="-" if base else ("--" if "bus" in src else ":"), label=src)
+            ax.set(xlabel="slaves P", ylabel="MCUPS", title=f"NP, 156:{hh}:56, B = {TABLE1_BUNCH}",
+                   xticks=sorted(d.P.unique()))
             ax.legend(fontsize=6)
         f.suptitle("Fig. 4 analog: NP training with a faster host — §2.5 model under ASSUMED host "
                    "speed-ups (the paper gives no Ultra-1 constants)", fontsize=9)
-        f.tight_layout()
-        atomic_savefig(f, out / "fig4_fast_host_model.png", dpi=100)
-        plt.close(f)
+        S.finish(f, quick=quick, note="All lines are the §2.5 model with the paper's MultiSpert constants "
+                 "(brown: Table 1's Sparc-2 host); the faster hosts are assumptions, not the paper's values.")
+        S.save(f, out / "fig4_fast_host_model.png", quick=quick, dpi=100)
         figs.append("fig4_fast_host_model.png")
     if not tf.empty:
         f6 = tf[(tf["mode"] == "sequential") & (tf.hidden == setup.fig6_hidden)]
-        f, ax = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+        f, ax = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
         for a, bset, ttl in ((ax[0], setup.fig6_bunches, "moderate bunches, η"),
                              (ax[1], setup.fig6_big, "large bunches, η·200/B")):
             for B in bset:
-                g = f6[f6.bunch == B].groupby("epoch").cv_acc.median()
-                if len(g):
-                    a.plot(g.index, 100 * g.values, marker="o", label=f"B = {B}")
+                g = f6[f6.bunch == B].groupby("epoch").cv_acc
+                if len(g.median()):
+                    line, = a.plot(g.median().index, 100 * g.median().values, marker="o", label=f"B = {B}")
+                    if g.size().max() > 1:
+                        a.fill_between(g.min().index, 100 * g.min().values, 100 * g.max().values,
+                                       color=line.get_color(), alpha=0.15, lw=0)
             a.set(xlabel="epoch", ylabel="CV frames correct (%)", title=f"Fig. 6 analog: {ttl}")
             a.legend()
-        f.tight_layout()
-        atomic_savefig(f, out / "fig6_convergence.png", dpi=100)
-        plt.close(f)
+        S.finish(f, quick=quick, note="Lines: median over the training runs; bands (where there are several "
+                 "runs): min–max. The paper's Fig. 6 carries no numbers in its text.")
+        S.save(f, out / "fig6_convergence.png", quick=quick, dpi=100)
         figs.append("fig6_convergence.png")
     return figs
 
@@ -554,7 +587,7 @@ def write(run, results, meta) -> dict:
     rows += claims.table1_rows(df, here_src=here_src, hidden=h1, bunch=setup.np_bunch_perf)
     rows += claims.headline_rows(df, here_src=here_src) + claims.bunch_rows(tf, setup)
     rows += claims.wer_rows(results, setup)
-    figs = plots(out, df, tf, setup)
+    figs = plots(out, df, tf, setup, quick=run.mode == "quick")
     atomic_write(out / "curves.csv", df.to_csv(index=False, float_format="%.6g"))
     atomic_write(out / "training.csv", tf.to_csv(index=False, float_format="%.6g"))
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,

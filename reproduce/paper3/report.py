@@ -216,12 +216,16 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
     return rows, best
 
 
-def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
+def plots(out, runs: pd.DataFrame, best: dict, *, quick: bool = False) -> list[str]:
+    """Table 1 (time and speedup vs nodes) and Table 2 (8 nodes vs local epoch), the paper's
+    values in black beside ours; colours from reproduce.plotstyle (one per profile)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
+
+    from reproduce import plotstyle as S
 
     sns.set_theme(style="whitegrid", context="notebook")
     main = runs[(runs.study == "main") & runs.converged]
@@ -235,21 +239,25 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
         g = main[(main.nodes == P) & (main.source == src) & (main.local_epoch == m)]
         pts += [{"nodes": P, "time_s": t, "source": f"ours: {src}"} for t in g.time_s]
     d = pd.DataFrame(pts)
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
-    sns.lineplot(d, x="nodes", y="time_s", hue="source", style="source", markers=True, dashes=False,
-                 estimator="median", errorbar=("pi", 100), ax=ax[0])
+    srcs = list(dict.fromkeys(d.source))
+    look = dict(hue="source", style="source", markers=S.markers(srcs), dashes=False, palette=S.palette(srcs))
+    fig, ax = plt.subplots(1, 2, figsize=(12, 5))
+    sns.lineplot(d, x="nodes", y="time_s", **look, estimator="median", errorbar=("pi", 100), ax=ax[0])
     ax[0].set(xscale="log", yscale="log", xticks=[1, 2, 4, 8], xticklabels=["1", "2", "4", "8"],
               ylabel="time to train (s)", title="Table 1: time vs nodes (best local epoch)")
     t1 = {s: d[(d.nodes == 1) & (d.source == s)].time_s.median() for s in d.source.unique()}
     d["speedup"] = [t1[s] / t for s, t in zip(d.source, d.time_s)]
-    sns.lineplot(d, x="nodes", y="speedup", hue="source", style="source", markers=True, dashes=False,
-                 estimator="median", errorbar=None, ax=ax[1], legend=False)
+    sns.lineplot(d, x="nodes", y="speedup", **look, estimator="median", errorbar=None, ax=ax[1], legend=False)
     ax[1].plot([1, 8], [1, 8], color="grey", lw=0.8, ls=":")
     ax[1].set(xscale="log", yscale="log", xticks=[1, 2, 4, 8], xticklabels=["1", "2", "4", "8"],
               ylabel="speedup over 1 node", title="speedup (dotted: linear)")
-    fig.tight_layout()
-    atomic_savefig(fig, out / "time_vs_nodes.png", dpi=110)
-    plt.close(fig)
+    for a in ax:
+        S.log_ticks(a)
+    ax[0].legend(fontsize=8, title=None)
+    S.finish(fig, quick=quick, note="Black: the paper's Table 1. Ours: time to train at the best local epoch "
+             "of each node count; lines: median of the runs, bands: min–max over the runs (1 node: the serial "
+             "run put on each source's machine). The speedup panel uses the medians.")
+    S.save(fig, out / "time_vs_nodes.png", quick=quick)
 
     g8 = main[(main.name == "pattern") & (main.nodes == 8)]
     pts = [{"local_epoch": m, "epochs": e, "time_s": t, "comm_share": c, "source": "paper (reported)"}
@@ -257,22 +265,25 @@ def plots(out, runs: pd.DataFrame, best: dict) -> list[str]:
     pts += [{"local_epoch": r.local_epoch, "epochs": r.epochs, "time_s": r.time_s,
              "comm_share": r.comm_share, "source": f"ours: {r.source}"} for _, r in g8.iterrows()]
     d = pd.DataFrame(pts)
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4.3))
+    srcs = list(dict.fromkeys(d.source))
+    look = dict(hue="source", style="source", markers=S.markers(srcs), dashes=False, palette=S.palette(srcs))
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.8))
     for a, (col, lab, logy) in zip(ax, [("epochs", "epochs to train", True),
                                         ("time_s", "time to train (s)", True),
                                         ("comm_share", "share of time communicating", False)]):
-        sns.lineplot(d, x="local_epoch", y=col, hue="source", style="source", markers=True,
-                     dashes=False, estimator="median", errorbar=("pi", 100), ax=a,
+        sns.lineplot(d, x="local_epoch", y=col, **look, estimator="median", errorbar=("pi", 100), ax=a,
                      legend=(col == "epochs"))
         a.set(xscale="log", xticks=[32, 64, 128, 256], xticklabels=["32", "64", "128", "256"],
               ylabel=lab, xlabel="local epoch (patterns per node per round)")
         if logy:
             a.set_yscale("log")
+        S.log_ticks(a)
     ax[2].set_ylim(0, 1.02)
+    ax[0].legend(fontsize=8, title=None)
     fig.suptitle("Table 2: 8 nodes, effect of the local epoch size")
-    fig.tight_layout()
-    atomic_savefig(fig, out / "local_epoch_8nodes.png", dpi=110)
-    plt.close(fig)
+    S.finish(fig, quick=quick, note="Black: the paper's Table 2. Ours: lines are medians of the converged "
+             "runs, bands min–max over them.")
+    S.save(fig, out / "local_epoch_8nodes.png", quick=quick)
     return ["time_vs_nodes.png", "local_epoch_8nodes.png"]
 
 
@@ -293,7 +304,7 @@ def write(run, results, meta) -> dict:
     hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS}
     many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
     rows += manycore.csv_rows(NAME, many)
-    figs = plots(out, runs, best)
+    figs = plots(out, runs, best, quick=run.mode == "quick")
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "manycore_profiles": {h: p.as_dict() for h, p in hosts.items()}}
     df = R.write_tables(out, rows, meta)

@@ -10,7 +10,7 @@ from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
 from reproduce.paper4.tasks import calibrated, emulation_profile, models_for
-from reproduce.store import atomic_savefig, atomic_write
+from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE  # Tables 2–3, §5
 TOL_TABLE1 = 0.01  # Table 1: the issue's 1 %
@@ -304,54 +304,78 @@ def typical_rows(res: dict, setup) -> list[dict]:
 
 
 # ---- plots --------------------------------------------------------------------
-def plots(out, curves: list, setup) -> list[str]:
+def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool = False) -> list[str]:
+    """Tables 2–3 faceted by width (rows: forward, forward + backward; one column per width,
+    the paper's values in the paper-width column) and Table 1 (last column, one n per row).
+    Colours: reproduce.plotstyle (one per profile/kind); ``profile``: the emulation profile."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    from reproduce import plotstyle as S
+
     sns.set_theme(style="whitegrid", context="notebook")
     d = pd.DataFrame(curves)
-    fig, axes = plt.subplots(1, 3, figsize=(18, 6.8))
-    for ax, passes in zip(axes[:2], PASSES):
+    d["width"] = [int(s.rsplit(", width ", 1)[1]) for s in d.source]  # "<what>, width <w>"
+    d["what"] = [s.rsplit(", width ", 1)[0] for s in d.source]
+    widths = sorted(d.width.unique())
+    emu = f"ours emulated ({profile})" if profile else "ours emulated"
+    look = {"ours measured": S.style("measured"), "ours emulated": S.style(emu),
+            "§6 model, calibrated": dict(color=S.COLORS["formula"], ls="--", marker=None),
+            "blocked model, calibrated": dict(color=S.COLORS["formula"], ls=":", marker=None, lw=2),
+            "§6 model, t=1 (Table 1's assumption)": dict(color=S.COLORS["formula"], ls="-.", marker=None)}
+    fig, axes = plt.subplots(2, len(widths) + 1, figsize=(4.2 * (len(widths) + 1), 8.2), sharey=False)
+    for i, passes in enumerate(PASSES):
         table, paper = PAPER_TABLE[passes]
-        ax.plot([p for p, _ in paper], [s for _, s in paper], "k-o", lw=2.2,
-                label=f"paper, Table 2 / Table 3 (reported, width {setup.paper_width:,})")
-        g = d[d.passes == passes]
-        keep = [s for s in g.source.unique()
-                if ("ours" in s) or (f"width {setup.widths[-1]}" in s) or
-                (f"width {setup.paper_width}" in s)]
-        for src in keep:
-            h = g[g.source == src].sort_values("nodes")
-            style = "-s" if "measured" in src else "--^" if "emulated" in src else ":"
-            ax.plot(h.nodes, h.speedup, style, label=src, alpha=0.9)
-            if h.lo.notna().any():
-                ax.fill_between(h.nodes, h.lo, h.hi, alpha=0.15)
-        ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":")
-        ticks = [p for p, _ in paper]
-        ax.set(xscale="log", yscale="log", xticks=ticks, xticklabels=[str(p) for p in ticks],
-               xlabel="processors P",
-               ylabel="speedup", ylim=(0.05, 40),
-               title=f"{table}: {'forward' if passes == 'forward' else 'forward + backward'}")
-    ax = axes[2]
+        for j, w in enumerate(widths):
+            ax = axes[i, j]
+            for what, h in d[(d.passes == passes) & (d.width == w)].groupby("what", sort=False):
+                h = h.sort_values("nodes")
+                st = look.get(what, S.style(what))
+                lab = emu if what == "ours emulated" else what
+                ax.plot(h.nodes, h.speedup, label=lab, alpha=0.95, ms=5, **st)
+                if h.lo.notna().any():
+                    ax.fill_between(h.nodes, h.lo, h.hi, color=st["color"], alpha=0.15, lw=0)
+            if w == setup.paper_width:
+                S.paper_points(ax, [p for p, _ in paper], [s for _, s in paper], ls="-", lw=1.5,
+                               label="paper (its Table 2 / Table 3)")
+            ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":", label="linear")
+            ticks = [p for p, _ in paper]
+            ax.set(xscale="log", yscale="log", xticks=ticks, xticklabels=[str(p) for p in ticks],
+                   ylim=(0.05, 40), xlabel="processors P" if i == 1 else "",
+                   ylabel=("forward" if passes == "forward" else "forward + backward") + " speedup"
+                   if j == 0 else "",
+                   title=f"{table.replace('table', 'Table ')}, width {w:,}"
+                         + (" (the paper's)" if w == setup.paper_width else ""))
+            S.log_ticks(ax, "y")
     Ps = [p for p, *_ in TABLE1]
-    for j, n in enumerate(TABLE1_N):
-        ax.plot(Ps, [r[1 + j] for r in TABLE1], "k-o" if j == 0 else "k-s", lw=2,
-                label=f"paper Table 1, n = {n:,}")
+    for i, n in enumerate(TABLE1_N):
+        ax = axes[i, -1]
+        S.paper_points(ax, Ps, [r[1 + i] for r in TABLE1], ls="-", lw=1.5, label="paper, Table 1")
         for base, ls in zip(LOG_BASES, ("--", "-.", ":")):
             m = NodeModel(1, 1, 1, base)
-            ax.plot(Ps, [m.aggregate_speedup(n, P, 7) for P in Ps], ls,
-                    label=f"§6.2 formula, log base {base}, n = {n:,}")
-    ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":")
-    ax.set(xscale="log", yscale="log", xticks=Ps, xticklabels=[str(p) for p in Ps],
-           xlabel="processors P", ylabel="speedup", title="Table 1: aggregate model (L = 7, t = 1)")
-    ax.legend(fontsize=7)
-    handles, labels = axes[0].get_legend_handles_labels()  # the same sources in both panels
-    fig.legend(handles, labels, loc="lower left", ncol=3, fontsize=8, bbox_to_anchor=(0.01, 0.0))
-    fig.tight_layout(rect=(0, 0.2, 1, 1))
-    atomic_savefig(fig, out / "speedup_vs_processors.png", dpi=100)
-    plt.close(fig)
+            ax.plot(Ps, [m.aggregate_speedup(n, P, 7) for P in Ps], ls=ls, color=S.COLORS["formula"],
+                    label=f"§6.2 formula, log base {base}")
+        ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":")
+        ax.set(xscale="log", yscale="log", xticks=Ps, xticklabels=[str(p) for p in Ps],
+               xlabel="processors P" if i == 1 else "", title=f"Table 1: n = {n:,} (L = 7, t = 1)")
+        S.log_ticks(ax, "y")
+        ax.legend(fontsize=7, loc="upper left")
+    seen = {}
+    for ax in axes[:, :-1].ravel():
+        for hnd, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, hnd)
+    y = S.finish(fig, quick=quick, reserve=0.75, note=(
+        "Columns: the net's width (ours: widths this machine holds; the paper's Tables 2–3 are at "
+        f"width {setup.paper_width:,}, black stars). Bands: min–max of the speedup over the repeated "
+        "runs (line: median). Grey lines: models (dashed §6 calibrated here, dotted our blocked "
+        "model, dash-dot §6 with t = 1). Last column: Table 1 against the §6.2 formula in three log "
+        "bases. Dotted grey diagonal: linear speedup."))
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=min(4, len(seen)), fontsize=9,
+               bbox_to_anchor=(0.5, y), frameon=False)
+    S.save(fig, out / "speedup_vs_processors.png", quick=quick, dpi=100)
     return ["speedup_vs_processors.png"]
 
 
@@ -386,7 +410,7 @@ def write(run, results, meta) -> dict:
     hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS}
     many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
     rows += manycore.csv_rows(NAME, many)
-    figs = plots(out, curves, setup)
+    figs = plots(out, curves, setup, profile=profile.name, quick=run.mode == "quick")
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs,
             "tolerance": {"table1": TOL_TABLE1, "other": TOL}, "typical_run": typ,
             "manycore_profiles": {h: p.as_dict() for h, p in hosts.items()}}
