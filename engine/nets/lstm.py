@@ -81,14 +81,16 @@ class LSTM(FlatParams):
         Hs = np.zeros((T + 1, B, H))  # Hs[t+1] = h_t, Hs[0] = h_{−1} = 0
         TC = np.empty((T, B, H))  # tanh(c_t)
         c_prev = np.zeros((B, H))
+        zh = np.empty((B, 4 * H))  # h_{t−1} W_h
+        ig = np.empty((B, H))  # i ⊙ g
         for t in range(T):
             z = Z[t]  # (B, 4H)
-            z += Hs[t] @ Wh
+            z += np.matmul(Hs[t], Wh, out=zh)
             _sigmoid(z[:, :3 * H], z[:, :3 * H])
             np.tanh(z[:, 3 * H:], out=z[:, 3 * H:])
             i, f, o, g = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
             c = np.multiply(f, c_prev, out=C[t])
-            c += i * g
+            c += np.multiply(i, g, out=ig)
             np.tanh(c, out=TC[t])
             np.multiply(o, TC[t], out=Hs[t + 1])
             c_prev = c
@@ -115,27 +117,40 @@ class LSTM(FlatParams):
         np.sum(dy2, axis=0, out=self.view(g, "by"))
         dH = (dy2 @ Wy.T).reshape(T, B, H)  # (T, B, H): ∂E/∂h_t from the output layer
         dZ = np.empty((T, B, 4 * H))  # ∂E/∂z_t
+        # The factors that do not depend on the recursion, for every step at once (issue 14):
+        # σ' = s(1 − s) of i, f, o; tanh' = 1 − g²; 1 − tanh²c. Each element sees the same
+        # operations as when they were formed inside the loop, so the gradient is bit-identical.
+        fac = np.subtract(1.0, Z[:, :, :3 * H])  # (T, B, 3H): 1 − s, then s(1 − s)
+        np.multiply(Z[:, :, :3 * H], fac, out=fac)
+        dg = np.multiply(Z[:, :, 3 * H:], Z[:, :, 3 * H:])  # (T, B, H): 1 − g²
+        np.subtract(1.0, dg, out=dg)
+        dtc = np.multiply(TC, TC)  # (T, B, H): 1 − tanh² c_t
+        np.subtract(1.0, dtc, out=dtc)
         dh = np.zeros((B, H))
         dc = np.zeros((B, H))
+        w = np.empty((B, H))  # scratch
+        zero = np.zeros((B, H))  # c_{−1}
+        WhT = Wh.T
         for t in range(T - 1, -1, -1):
             z = Z[t]
             i, f, o, gg = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
             dh += dH[t]
-            tc = TC[t]
             dz = dZ[t]
             # o: ∂h/∂o = tanh c;  σ' = o(1 − o)
-            np.multiply(dh, tc, out=dz[:, 2 * H:3 * H])
-            dz[:, 2 * H:3 * H] *= o * (1.0 - o)
-            dc += dh * o * (1.0 - tc * tc)
-            c_prev = C[t - 1] if t > 0 else 0.0
-            np.multiply(dc, gg, out=dz[:, :H])
-            dz[:, :H] *= i * (1.0 - i)
-            np.multiply(dc, c_prev, out=dz[:, H:2 * H])
-            dz[:, H:2 * H] *= f * (1.0 - f)
-            np.multiply(dc, i, out=dz[:, 3 * H:])
-            dz[:, 3 * H:] *= 1.0 - gg * gg
+            dzo = np.multiply(dh, TC[t], out=dz[:, 2 * H:3 * H])
+            dzo *= fac[t, :, 2 * H:]
+            np.multiply(dh, o, out=w)  # dc += dh · o · (1 − tanh² c)
+            w *= dtc[t]
+            dc += w
+            c_prev = C[t - 1] if t > 0 else zero
+            dzi = np.multiply(dc, gg, out=dz[:, :H])
+            dzi *= fac[t, :, :H]
+            dzf = np.multiply(dc, c_prev, out=dz[:, H:2 * H])
+            dzf *= fac[t, :, H:2 * H]
+            dzg = np.multiply(dc, i, out=dz[:, 3 * H:])
+            dzg *= dg[t]
             dc *= f
-            dh = dz @ Wh.T
+            np.matmul(dz, WhT, out=dh)
         dZ2 = dZ.reshape(T * B, 4 * H)
         np.matmul(x.reshape(T * B, -1).T, dZ2, out=self.view(g, "Wx"))
         np.matmul(Hs[:-1].reshape(T * B, H).T, dZ2, out=self.view(g, "Wh"))
