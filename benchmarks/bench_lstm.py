@@ -111,3 +111,20 @@ class LSTMCTCStep:
         return T * B / best_seconds(self.job.step)
 
     track_sequence_steps_per_s.unit = "steps/s"
+
+    def track_speed_vs_torch(self, shape):
+        """torch's step time / ours (> 1: ours faster), best of 3 interleaved rounds; NaN
+        where PyTorch is not importable."""
+        try:
+            import torch
+        except ImportError:
+            return float("nan")
+        torch.set_num_threads(1)
+        tj = TorchLSTMStep(*shape)
+        ours = theirs = float("inf")
+        for _ in range(3):
+            ours = min(ours, best_seconds(self.job.step, reps=1, repeats=2))
+            theirs = min(theirs, best_seconds(tj.step, reps=1, repeats=2))
+        return theirs / ours
+
+    track_speed_vs_torch.unit = "x"

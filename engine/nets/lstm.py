@@ -117,38 +117,39 @@ class LSTM(FlatParams):
         np.sum(dy2, axis=0, out=self.view(g, "by"))
         dH = (dy2 @ Wy.T).reshape(T, B, H)  # (T, B, H): ∂E/∂h_t from the output layer
         dZ = np.empty((T, B, 4 * H))  # ∂E/∂z_t
-        # The factors that do not depend on the recursion, for every step at once (issue 14):
-        # σ' = s(1 − s) of i, f, o; tanh' = 1 − g²; 1 − tanh²c. Each element sees the same
-        # operations as when they were formed inside the loop, so the gradient is bit-identical.
-        fac = np.subtract(1.0, Z[:, :, :3 * H])  # (T, B, 3H): 1 − s, then s(1 − s)
-        np.multiply(Z[:, :, :3 * H], fac, out=fac)
-        dg = np.multiply(Z[:, :, 3 * H:], Z[:, :, 3 * H:])  # (T, B, H): 1 − g²
-        np.subtract(1.0, dg, out=dg)
-        dtc = np.multiply(TC, TC)  # (T, B, H): 1 − tanh² c_t
-        np.subtract(1.0, dtc, out=dtc)
+        # Scratch buffers instead of a dozen temporaries a step, and σ' = s(1 − s) of the
+        # i, f, o gates in one (B, 3H) pass (issue 14): every element sees the operations it
+        # saw when each gate was done on its own, in the same order, so the gradient is
+        # bit-identical. (Forming the factors for all steps before the loop was tried: it
+        # streams (T, B, 3H) arrays through memory and was slower at B = 64.)
         dh = np.zeros((B, H))
         dc = np.zeros((B, H))
-        w = np.empty((B, H))  # scratch
+        w, w2 = np.empty((B, H)), np.empty((B, H))  # scratch
+        sp = np.empty((B, 3 * H))  # σ' of i, f, o
         zero = np.zeros((B, H))  # c_{−1}
         WhT = Wh.T
         for t in range(T - 1, -1, -1):
             z = Z[t]
             i, f, o, gg = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
             dh += dH[t]
+            tc = TC[t]
             dz = dZ[t]
-            # o: ∂h/∂o = tanh c;  σ' = o(1 − o)
-            dzo = np.multiply(dh, TC[t], out=dz[:, 2 * H:3 * H])
-            dzo *= fac[t, :, 2 * H:]
+            np.subtract(1.0, z[:, :3 * H], out=sp)
+            np.multiply(z[:, :3 * H], sp, out=sp)
+            np.multiply(dh, tc, out=dz[:, 2 * H:3 * H])  # o: ∂h/∂o = tanh c
             np.multiply(dh, o, out=w)  # dc += dh · o · (1 − tanh² c)
-            w *= dtc[t]
+            np.multiply(tc, tc, out=w2)
+            np.subtract(1.0, w2, out=w2)
+            w *= w2
             dc += w
             c_prev = C[t - 1] if t > 0 else zero
-            dzi = np.multiply(dc, gg, out=dz[:, :H])
-            dzi *= fac[t, :, :H]
-            dzf = np.multiply(dc, c_prev, out=dz[:, H:2 * H])
-            dzf *= fac[t, :, H:2 * H]
-            dzg = np.multiply(dc, i, out=dz[:, 3 * H:])
-            dzg *= dg[t]
+            np.multiply(dc, gg, out=dz[:, :H])
+            np.multiply(dc, c_prev, out=dz[:, H:2 * H])
+            dz[:, :3 * H] *= sp
+            np.multiply(dc, i, out=dz[:, 3 * H:])
+            np.multiply(gg, gg, out=w2)  # tanh' = 1 − g²
+            np.subtract(1.0, w2, out=w2)
+            dz[:, 3 * H:] *= w2
             dc *= f
             np.matmul(dz, WhT, out=dh)
         dZ2 = dZ.reshape(T * B, 4 * H)

@@ -31,12 +31,20 @@ from engine.nets.base import FlatParams
 BLOCK_ELEMS = 65536
 
 
+_ALL = (slice(None),)
+_BLOCKS: dict = {}  # (B, n, BLOCK_ELEMS) -> row slices
+
+
 def _row_blocks(B: int, n: int):
     """Row slices covering 0..B in blocks of about BLOCK_ELEMS elements of width n."""
-    rows = max(1, BLOCK_ELEMS // max(n, 1))
-    if rows >= B:
-        return (slice(0, B),)
-    return tuple(slice(r, min(r + rows, B)) for r in range(0, B, rows))
+    if B * n <= BLOCK_ELEMS:
+        return _ALL
+    key = (B, n, BLOCK_ELEMS)
+    blocks = _BLOCKS.get(key)
+    if blocks is None:
+        rows = max(1, BLOCK_ELEMS // max(n, 1))
+        blocks = _BLOCKS[key] = tuple(slice(r, min(r + rows, B)) for r in range(0, B, rows))
+    return blocks
 
 
 @dataclass
