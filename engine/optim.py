@@ -46,6 +46,12 @@ class SGD:
         element-wise operations, a block at a time (bit-identical, issue 14)."""
         c, m, v = -self.lr / count, self.momentum, self.velocity
         n = v.shape[0]
+        if n <= self.BLOCK:  # small: no slicing
+            u = np.multiply(grad_sum, c, out=self._u[:n])
+            v *= m
+            v += u
+            params += v
+            return
         for s in range(0, n, self.BLOCK):
             e = min(s + self.BLOCK, n)
             u = np.multiply(grad_sum[s:e], c, out=self._u[:e - s])

@@ -124,7 +124,12 @@ class MLP(FlatParams):
         for l in range(1, self.L + 1):
             z = np.matmul(a[l - 1], self.W[l], out=ws.a[l])  # (B, n_l)
             b, f = self.b[l], self.acts[l - 1].f
-            for rows in _row_blocks(B, z.shape[1]):  # z += b; f(z), a block at a time
+            blocks = _row_blocks(B, z.shape[1])
+            if blocks is _ALL:  # small: one pass each, no slicing
+                np.add(z, b, out=z)
+                f(z, z)
+                continue
+            for rows in blocks:  # z += b; f(z), a block at a time
                 zb = z[rows]
                 np.add(zb, b, out=zb)
                 f(zb, zb)
@@ -154,9 +159,13 @@ class MLP(FlatParams):
                     prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
                 if l > 1:  # prev *= f'(a), a block at a time
                     df, al, tl = self.acts[l - 2].df, a[l - 1], ws.tmp[l - 1]
-                    for rows in _row_blocks(prev.shape[0], prev.shape[1]):
-                        pb = prev[rows]
-                        np.multiply(pb, df(al[rows], tl[rows]), out=pb)
+                    blocks = _row_blocks(prev.shape[0], prev.shape[1])
+                    if blocks is _ALL:
+                        np.multiply(prev, df(al, tl), out=prev)
+                    else:
+                        for rows in blocks:
+                            pb = prev[rows]
+                            np.multiply(pb, df(al[rows], tl[rows]), out=pb)
                 delta = prev
         if need_dx:
             return g, ws.delta[0]
