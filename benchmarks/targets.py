@@ -441,8 +441,9 @@ def target_lstm(rep: Report, *, rounds: int, old: dict | None = None) -> None:
     for T, B, t in rows:
         ab = t["before"] / t["ours"] if old else float("nan")
         to = t["torch"] / t["ours"] if torch else float("nan")
-        print(f"  {T:4d} {B:3d}  {t['ours'] * 1e3:8.2f}  {t['before'] * 1e3:8.2f}  "
-              f"{t['torch'] * 1e3:8.2f}  {_fmt(ab):>12s}  {_fmt(to):>10s}")
+        ms = {k: (f"{v * 1e3:8.2f}" if v < float("inf") else "n/a".rjust(8)) for k, v in t.items()}
+        print(f"  {T:4d} {B:3d}  {ms['ours']}  {ms['before']}  {ms['torch']}  {_fmt(ab):>12s}  "
+              f"{_fmt(to):>10s}")
     print(f"  (best of {rounds} interleaved rounds × 2 × max(1, 400 // B) steps; {note})")
     if torch is not None:
         worst = min(t["torch"] / t["ours"] for _, _, t in rows)
