@@ -10,13 +10,19 @@ target is a ratio of two figures taken in this run, interleaved, best of
 several. Nothing is written to disk except a temporary build of the FANN
 helper (removed at exit).
 
-Targets:
-  1. a parity 8-100-1 full-batch epoch >= 3x faster than FANN 2.2's C library
+Targets (1, 2 and 5: issue 14's goals):
+  1. a parity 8-100-1 full-batch epoch >= 5x faster than FANN 2.2's C library
      (fann_train_epoch, FANN_TRAIN_BATCH, FANN_SIGMOID_SYMMETRIC, 256 patterns);
-  2. 156-1000-56 at bunch 1024, one thread, >= 75% of the matmul roofline,
+  2. 156-1000-56 at bunch 1024, one thread, >= 80% of the matmul roofline,
      and no slower than PyTorch CPU (float64, one thread);
   3. shared-memory allreduce of 1e3 float64 between 2 local workers < 10 µs;
-  4. 2-worker pattern-parallel speedup on a compute-bound configuration >= 1.8.
+  4. 2-worker pattern-parallel speedup on a compute-bound configuration >= 1.8;
+  5. LSTM(64) + CTC loss and gradient no slower than PyTorch (nn.LSTM + ctc_loss,
+     float64, one thread) at T = 200, 400 and B = 4, 16, 64.
+
+Targets 1, 2 and 5 also time the kernels as they were before issue 14's work
+(BEFORE, taken with ``git show``) interleaved with the current ones: "before" and
+"after" in one run, on the same inputs.
 """
 from __future__ import annotations
 
@@ -41,6 +47,46 @@ def _paths() -> None:
     for p in (HERE, REPO):
         if p not in sys.path:
             sys.path.insert(0, p)
+
+BEFORE = "e78901e"  # main's HEAD before issue 14's compute work: the "before" kernels
+BEFORE_FILES = {"old_optim": "engine/optim.py", "old_mlp": "engine/nets/mlp.py",
+                "old_losses": "engine/losses.py", "old_lstm": "engine/nets/lstm.py"}
+
+
+def before_modules(tmp: str) -> dict | None:
+    """BEFORE's MLP, SGD, CTC loss and LSTM as importable modules (from ``git show``), or
+    None where git or the commit is missing. old_lstm imports old_losses."""
+    import importlib
+
+    d = os.path.join(tmp, "before")
+    os.makedirs(d, exist_ok=True)
+    for mod, path in BEFORE_FILES.items():
+        p = subprocess.run(["git", "-C", REPO, "show", f"{BEFORE}:{path}"], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            return None
+        src = p.stdout.replace("from engine.losses import ctc_loss_and_grad",
+                               "from old_losses import ctc_loss_and_grad")
+        with open(os.path.join(d, f"{mod}.py"), "w") as f:
+            f.write(src)
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    return {mod: importlib.import_module(mod) for mod in BEFORE_FILES}
+
+
+def as_before(job, old: dict):
+    """The same job (net, workspace, optimizer) rebuilt on BEFORE's MLP and SGD, same weights."""
+    net = old["old_mlp"].MLP(job.net.sizes, [a.name for a in job.net.acts],
+                             params=job.net.params.copy())
+    job.net, job.ws = net, net.workspace(job.ws.B)
+    job.opt = old["old_optim"].SGD(net.n_params, lr=job.opt.lr, momentum=job.opt.momentum)
+    return job
+
+
+def _before_after(t_before: float, t_after: float, unit_scale: float, unit: str) -> str:
+    return (f"before {_fmt(t_before * unit_scale, unit)}, after {_fmt(t_after * unit_scale, unit)}"
+            f" ({t_before / t_after:.2f}x)")
+
 
 FANN_REFERENCE_US = 650.0  # stated for this machine; used only when FANN is not installed
 FANN_HEADERS = ("/usr/include/doublefann.h", "/usr/include/fann.h")
@@ -106,7 +152,7 @@ def run_fann(exe: str, *, epochs: int, repeats: int) -> tuple[float, str]:
     return us, out
 
 
-def target_parity(rep: Report, *, rounds: int, tmp: str) -> None:
+def target_parity(rep: Report, *, rounds: int, tmp: str, old: dict | None = None) -> None:
     from threadpoolctl import threadpool_limits
 
     from bench_parity import ParityEpoch, epoch_seconds
@@ -114,11 +160,14 @@ def target_parity(rep: Report, *, rounds: int, tmp: str) -> None:
     print("\n[1] parity 8-100-1 (symmetric sigmoid), full batch of 256 patterns, "
           "forward + backward + SGD step, one thread")
     exes = build_fann(tmp)
-    ours, fann = [], {k: [] for k in exes}
+    ours, fann, before = [], {k: [] for k in exes}, []
     with threadpool_limits(1):
         job = ParityEpoch()
+        job0 = as_before(ParityEpoch(), old) if old else None
         for _ in range(rounds):
             ours.append(epoch_seconds(job, epochs=1000, repeats=5) * 1e6)
+            if job0 is not None:
+                before.append(epoch_seconds(job0, epochs=1000, repeats=5) * 1e6)
             for kind, exe in exes.items():
                 us, line = run_fann(exe, epochs=1000, repeats=5)
                 fann[kind].append(us)
@@ -141,8 +190,13 @@ def target_parity(rep: Report, *, rounds: int, tmp: str) -> None:
     print(f"  speed ratio FANN/ours = {ratio:.2f}x  ({label})")
     if "float" in fann:
         print(f"  (vs FANN float: {min(fann['float']) / ours_us:.2f}x)")
+    if before:
+        print(f"  before issue 14 ({BEFORE}), interleaved: {_fmt(min(before), 'µs')} per epoch; "
+              f"after/before speed {min(before) / ours_us:.2f}x; FANN/before "
+              f"{ref / min(before):.2f}x")
+    b = f"; before {ref / min(before):.2f}x" if before else ""
     rep.add("1 parity epoch vs FANN 2.2", f"{ratio:.2f}x ({_fmt(ours_us, 'µs')} vs "
-            f"{_fmt(ref, 'µs')})", ">= 3x", ratio >= 3.0, "" if "double" in fann else label)
+            f"{_fmt(ref, 'µs')}{b})", ">= 5x", ratio >= 5.0, "" if "double" in fann else label)
 
 
 # -- 2. bunch training against the roofline and PyTorch ----------------------------
@@ -215,7 +269,7 @@ class TorchStep:
             self.opt.step()
 
 
-def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
+def target_bunch(rep: Report, *, rounds: int, B: int = 1024, old: dict | None = None) -> None:
     from threadpoolctl import threadpool_limits
 
     from bench_bunch import SIZES, BunchStep, _best, gemm_seconds, reps_for, step_seconds
@@ -234,6 +288,8 @@ def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
     with threadpool_limits(1):
         jobs = {"logistic": BunchStep(B, activation="logistic"),
                 "symmetric_sigmoid": BunchStep(B, activation="symmetric_sigmoid")}
+        if old:
+            jobs["logistic (before)"] = as_before(BunchStep(B, activation="logistic"), old)
         tjobs = ({"torch manual": TorchStep(B, SIZES, mode="manual"),
                   "torch autograd": TorchStep(B, SIZES, mode="autograd")} if torch else {})
         t_ours = {k: float("inf") for k in jobs}
@@ -263,7 +319,8 @@ def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
           f"{rounds} interleaved rounds × 3 × {reps_for(B)} steps")
     for k, t in t_ours.items():
         m = jobs[k].mcups(t)
-        tag = "  <- target" if k == "logistic" else "  (info)"
+        tag = {"logistic": "  <- target", "logistic (before)": f"  ({BEFORE}, interleaved)"
+               }.get(k, "  (info)")
         print(f"  ours {k:18s} {t * 1e3:7.2f} ms/step  {m:8,.0f} MCUPS  {100 * m / roof:5.1f}% "
               f"of roofline{tag}")
     for k, t in t_torch.items():
@@ -272,11 +329,17 @@ def target_bunch(rep: Report, *, rounds: int, B: int = 1024) -> None:
               "of roofline (logistic)")
     print(f"  ({torch_note})")
     frac = job.mcups(t_ours["logistic"]) / roof
-    rep.add(f"2a 156-1000-56 B={B} roofline share", f"{100 * frac:.1f}%", ">= 75%", frac >= 0.75)
+    t0 = t_ours.get("logistic (before)")
+    b = f"; before {100 * job.mcups(t0) / roof:.1f}%" if t0 else ""
+    rep.add(f"2a 156-1000-56 B={B} roofline share", f"{100 * frac:.1f}%{b}", ">= 80%",
+            frac >= 0.80)
+    if t0:
+        print(f"  after vs before: {_before_after(t0, t_ours['logistic'], 1e3, 'ms')} per step")
     if torch is not None:
         r = t_torch["torch manual"] / t_ours["logistic"]
+        b = f"; before {t_torch['torch manual'] / t0:.2f}x" if t0 else ""
         rep.add(f"2b ours vs torch {torch.__version__} (manual, fp64, 1 thread)",
-                f"{r:.2f}x torch's speed",
+                f"{r:.2f}x torch's speed{b}",
                 ">= 1.00x", r >= 1.0)
     else:
         rep.add("2b ours vs torch", "torch not importable", ">= 1.00x", False, "not measured")
@@ -338,15 +401,72 @@ def target_speedup(rep: Report, *, rounds: int) -> None:
             note)
 
 
+# -- 5. LSTM + CTC against PyTorch ------------------------------------------------
+
+def target_lstm(rep: Report, *, rounds: int, old: dict | None = None) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from bench_lstm import HIDDEN, N_IN, N_OUT, SHAPES, LSTMStep, TorchLSTMStep, best_seconds
+
+    print(f"\n[5] LSTM({HIDDEN}) + CTC loss and gradient, {N_IN} inputs, {N_OUT} classes, "
+          "T // 8 labels a sequence, float64, one thread (ms per step: forward, CTC, BPTT)")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        note = f"torch {torch.__version__}: nn.LSTM + Linear + F.ctc_loss(sum), backward()"
+    except ImportError:
+        torch, note = None, "PyTorch is not importable here: the torch comparison is skipped"
+    rows = []
+    with threadpool_limits(1):
+        for T, B in SHAPES:
+            ours = LSTMStep(T, B)
+            before = None
+            if old:
+                before = LSTMStep(T, B)
+                before.net = old["old_lstm"].LSTM(N_IN, HIDDEN, N_OUT,
+                                                  params=ours.net.params.copy())
+            tj = TorchLSTMStep(T, B) if torch else None
+            reps = max(1, 400 // B)
+            t = {"ours": float("inf"), "before": float("inf"), "torch": float("inf")}
+            for _ in range(rounds):
+                t["ours"] = min(t["ours"], best_seconds(ours.step, reps=reps, repeats=2))
+                if before is not None:
+                    t["before"] = min(t["before"], best_seconds(before.step, reps=reps, repeats=2))
+                if tj is not None:
+                    t["torch"] = min(t["torch"], best_seconds(tj.step, reps=reps, repeats=2))
+            rows.append((T, B, t))
+    print(f"  {'T':>4s} {'B':>3s}  {'ours':>8s}  {'before':>8s}  {'torch':>8s}  "
+          f"{'after/before':>12s}  {'torch/ours':>10s}")
+    for T, B, t in rows:
+        ab = t["before"] / t["ours"] if old else float("nan")
+        to = t["torch"] / t["ours"] if torch else float("nan")
+        ms = {k: (f"{v * 1e3:8.2f}" if v < float("inf") else "n/a".rjust(8)) for k, v in t.items()}
+        print(f"  {T:4d} {B:3d}  {ms['ours']}  {ms['before']}  {ms['torch']}  {_fmt(ab):>12s}  "
+              f"{_fmt(to):>10s}")
+    print(f"  (best of {rounds} interleaved rounds × 2 × max(1, 400 // B) steps; {note})")
+    if torch is not None:
+        worst = min(t["torch"] / t["ours"] for _, _, t in rows)
+        rep.add("5 LSTM(64)+CTC vs torch, worst shape", f"{worst:.2f}x torch's speed",
+                ">= 1.00x", worst >= 1.0)
+    else:
+        rep.add("5 LSTM(64)+CTC vs torch", "torch not importable", ">= 1.00x", False,
+                "not measured")
+    if old:
+        lo = min(t["before"] / t["ours"] for _, _, t in rows)
+        hi = max(t["before"] / t["ours"] for _, _, t in rows)
+        rep.add("5 LSTM(64)+CTC after vs before", f"{lo:.2f}–{hi:.2f}x", "(info)", True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4],
+    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5],
                     help="run only this target (repeatable)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per target")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
     args = ap.parse_args(argv)
     _paths()
-    which = set(args.only or [1, 2, 3, 4])
+    which = set(args.only or [1, 2, 3, 4, 5])
 
     import numpy as np
 
@@ -357,14 +477,20 @@ def main(argv=None) -> int:
     rep = Report()
     t0 = perf_counter()
     with tempfile.TemporaryDirectory(prefix="fann-bench-") as tmp:
+        old = before_modules(tmp) if which & {1, 2, 5} else None
+        if which & {1, 2, 5} and old is None:
+            print(f"(the before-issue-14 kernels ({BEFORE}) are not available: git show failed; "
+                  "only the current code is timed)")
         if 1 in which:
-            target_parity(rep, rounds=args.rounds, tmp=tmp)
+            target_parity(rep, rounds=args.rounds, tmp=tmp, old=old)
         if 2 in which:
-            target_bunch(rep, rounds=args.rounds)
+            target_bunch(rep, rounds=args.rounds, old=old)
         if 3 in which:
             target_allreduce(rep, rounds=args.rounds)
         if 4 in which:
             target_speedup(rep, rounds=args.rounds)
+        if 5 in which:
+            target_lstm(rep, rounds=args.rounds, old=old)
     rep.print()
     print(f"\n({perf_counter() - t0:.0f} s; ratios taken within this run)")
     if load > 1.0 and which & {3, 4}:
