@@ -236,13 +236,16 @@ def _tight_allreduce(comm, iters: int, n: int):
 ALLREDUCE_SIZES = [1, 2, 3, 7, 17, 64, 1000, 4099]
 
 
-@pytest.mark.parametrize("algo", ["flat", "rsag", "auto"])
+@pytest.mark.parametrize("algo", ["flat", "rsag", "auto", "cma"])
 @pytest.mark.parametrize("P", [2, 3, 5, 8, 16])
 def test_local_allreduce_algorithms_give_the_rank_order_bits(algo, P):
-    """Both algorithms, at P up to 16 (oversubscribed here: correctness only), equal the
-    serial loop x0 + x1 + ... bit for bit, with blocks of 0 elements (n < P) and uneven ones."""
-    assert run_local(_allreduce_bits, P, ALLREDUCE_SIZES, 7, 2, max_elems=max(ALLREDUCE_SIZES),
-                     allreduce=algo) == [0] * P
+    """Every algorithm, at P up to 16 (oversubscribed here: correctness only), equals the
+    serial loop x0 + x1 + ... bit for bit, with blocks of 0 elements (n < P) and uneven
+    ones; at P = 2 also above auto's cma threshold."""
+    if algo == "cma" and not cma.available():
+        pytest.skip("process_vm_readv between workers refused here")
+    sizes = ALLREDUCE_SIZES + ([local._CMA_MIN + 1] if P == 2 else [])
+    assert run_local(_allreduce_bits, P, sizes, 7, 2, max_elems=max(sizes), allreduce=algo) == [0] * P
 
 
 def test_spread_data_detects_a_change_of_summation_order():
@@ -259,9 +262,11 @@ def test_spread_data_detects_a_change_of_summation_order():
     assert not np.array_equal(innermost, loop)
 
 
-@pytest.mark.parametrize("algo", ["flat", "rsag"])
+@pytest.mark.parametrize("algo", ["flat", "rsag", "cma"])
 @pytest.mark.parametrize("P", [2, 4])
 def test_local_allreduce_slots_survive_ranks_racing_ahead(algo, P):
+    if algo == "cma" and not cma.available():
+        pytest.skip("process_vm_readv between workers refused here")
     assert run_local(_tight_allreduce, P, 300, 20_000, max_elems=20_000, allreduce=algo) == [0] * P
 
 
@@ -318,6 +323,23 @@ def test_local_allgather_algorithms_agree_with_stack(algo, P):
     shapes = [(1,), (17,), (3, 5), (local._CMA_MIN + 3,)]
     assert run_local(_allgather_check, P, shapes, 11, 2, max_elems=local._CMA_MIN + 3,
                      allgather=algo) == [0] * P
+
+
+def _bcast_both_roots(comm, n: int, reps: int):
+    bad = 0
+    for i in range(reps):
+        root = i % 2
+        buf = np.full(n, float(i)) if comm.rank == root else np.full(n, -1.0)
+        comm.broadcast(buf, root=root)
+        bad += not np.all(buf == float(i))
+    return bad
+
+
+@needs_cma
+def test_pair_broadcast_reads_the_roots_buffer():
+    """P = 2 broadcast above the cma threshold, from either root, back to back."""
+    assert run_local(_bcast_both_roots, 2, local._CMA_BCAST_MIN + 5, 200,
+                     max_elems=local._CMA_BCAST_MIN + 5) == [0, 0]
 
 
 @needs_cma

@@ -59,7 +59,7 @@ def main(argv=None):
     ap.add_argument("--raw", action="store_true", help="also write the per-step times as <out>.npz")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: coll,work,jitter,alone")
     ap.add_argument("--quick", action="store_true", help="a tenth of the repetitions, calls and steps")
-    ap.add_argument("--allreduce", default="auto", choices=("auto", "flat", "rsag"),
+    ap.add_argument("--allreduce", default="auto", choices=("auto", "flat", "rsag", "cma"),
                     help="local backend's allreduce algorithm (engine/comm/local.py)")
     ap.add_argument("--allgather", default="auto", choices=("auto", "copy", "cma"),
                     help="local backend's allgather algorithm (engine/comm/local.py)")

@@ -19,7 +19,12 @@ serial reference's loop:
   only its 1/P column block of the P rows into the result row, a second barrier,
   then every rank copies the whole result row: about 3n reads and writes a rank
   whatever P, for one more barrier;
-- ``auto`` (the default) takes ``rsag`` from P = 3 for messages of
+- ``cma`` (P = 2; ``rsag`` beyond): each rank reads half of the peer's send
+  buffer straight from its memory (:mod:`engine.comm.cma`), adds its own half and
+  publishes the sum; after a second barrier it copies the peer's half of the sum:
+  no copy into a shared slot first;
+- ``auto`` (the default) takes ``cma`` at P = 2 from ``_CMA_MIN`` elements where
+  the kernel allows it, ``rsag`` from P = 3 for messages of
   ``_RSAG_MIN`` elements or more, and from P = ``_RSAG_ANY_P`` for any size;
   ``flat`` otherwise. The thresholds come from the interleaved before/after
   runs on the 16-core host (results/machines/xeon207x16/issue14/): at P = 2
@@ -34,6 +39,9 @@ then a second barrier so no sender reuses its buffer while it is read;
 kernel allows it: on the 16-core host, from P = 4 the concurrent reads of one
 buffer made ``cma`` up to 2× slower than ``copy`` (the kernel pins the
 sender's pages for every reader).
+
+Broadcast at P = 2 reads the root's buffer the same way from ``_CMA_BCAST_MIN``
+elements (where cma is allowed): the copy into the root's slot is saved.
 
 Workers are bound one to a core (``bind=``) where there are cores enough, as
 Open MPI binds its ranks at np <= 2: unbound, two local workers on the 16-core
@@ -95,7 +103,8 @@ _RSAG_MIN = 4096  # elements from which auto allreduce uses rsag at P >= 3
 _RSAG_ANY_P = 12  # workers from which auto allreduce uses rsag whatever the size
 _LOOP_MIN_BLOCK = 512  # elements of a reduce-scatter block from which P adds beat one accumulate
 _CMA_MIN = 1 << 15  # elements from which auto allgather reads the peer's buffer (P = 2 only)
-ALLREDUCE = ("auto", "flat", "rsag")
+_CMA_BCAST_MIN = 4096  # the same for broadcast, whose one copy is the whole message
+ALLREDUCE = ("auto", "flat", "rsag", "cma")
 ALLGATHER = ("auto", "copy", "cma")
 # A rank's cache line in the control array: its generation word, then what a cma
 # allgather publishes (the send buffer's address and size), then its pid.
@@ -123,7 +132,8 @@ class LocalComm(Communicator):
     kind = "local"
 
     def __init__(self, rank: int, size: int, ctrl, data, max_elems: int, mp_barrier=None, *,
-                 parent: int | None = None, allreduce: str = "auto", allgather: str = "copy"):
+                 parent: int | None = None, allreduce: str = "auto", allgather: str = "copy",
+                 cma: bool = False):
         super().__init__()
         self._parent = parent  # the pid a worker's parent must keep (None: not checked)
         self.rank, self.size = rank, size
@@ -140,6 +150,7 @@ class LocalComm(Communicator):
         self._mp_barrier = mp_barrier
         _check_algorithms(allreduce, allgather)
         self._algo, self._gather = allreduce, allgather
+        self._cma = cma or "cma" in (allreduce, allgather)  # peers' memory may be read
         self._ctrl[self._me + _PID] = os.getpid()  # read by peers only after a barrier
         # A spin only pays while every worker has a core of its own.
         free = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -257,21 +268,50 @@ class LocalComm(Communicator):
             np.copyto(recvbuf, dst)
         return recvbuf
 
+    def _allreduce_pair(self, sendbuf, out):
+        """P = 2, one copy a message: each rank reads its half-block of the peer's send
+        buffer (cma), adds its own (x0 + x1: one add, commutative, so the same bits as
+        the loop), publishes the sum in the result row and, after a second barrier,
+        takes the other half from there. In place is safe: the peer only reads the
+        half this rank leaves alone until that barrier."""
+        src = np.ascontiguousarray(sendbuf, dtype=np.float64).reshape(-1)
+        n = src.size
+        _, _, _, result = self._views(n)
+        if out is None:
+            out = np.empty(np.shape(sendbuf))
+        o = out.reshape(-1)
+        ctrl, me, peer = self._ctrl, self._me, (1 - self.rank) * _LINE
+        ctrl[me + _ADDR], ctrl[me + _NBYTES] = src.ctypes.data, src.nbytes
+        self._barrier("allreduce")
+        lo, hi = n * self.rank // 2, n * (self.rank + 1) // 2
+        plo, phi = n * (1 - self.rank) // 2, n * (2 - self.rank) // 2
+        scratch = self._cache.get(("pair", n))
+        if scratch is None:
+            scratch = self._cache[("pair", n)] = np.empty(hi - lo)  # (n / 2,) the peer's half
+        read_into(ctrl[peer + _PID], scratch, ctrl[peer + _ADDR] + lo * 8, (hi - lo) * 8)
+        np.add(src[lo:hi], scratch, out=o[lo:hi])
+        np.copyto(result[lo:hi], o[lo:hi])
+        self._barrier("allreduce")
+        np.copyto(o[plo:phi], result[plo:phi])
+        return out
+
     def _allreduce(self, sendbuf, out):
         n = sendbuf.size
+        P = self.size
+        if P == 2 and (self._algo == "cma" or (self._algo == "auto" and self._cma and n >= _CMA_MIN)):
+            return self._allreduce_pair(sendbuf, out)
         mine, rows, each, result = self._views(n)
         np.copyto(mine, sendbuf.reshape(-1))
         self._barrier("allreduce")
         if out is None:
             out = np.empty(np.shape(sendbuf))
         o = out.reshape(-1)
-        P = self.size
         if P == 1:
             np.copyto(o, each[0])
             return out
         algo = self._algo
-        if algo == "auto":
-            algo = "rsag" if (P > 2 and n >= _RSAG_MIN) or P >= _RSAG_ANY_P else "flat"
+        if algo in ("auto", "cma"):  # cma is a P = 2 algorithm: rsag stands in beyond
+            algo = "rsag" if algo == "cma" or (P > 2 and n >= _RSAG_MIN) or P >= _RSAG_ANY_P else "flat"
         if algo == "flat":  # summed in rank order, so every rank gets identical bits
             np.add(each[0], each[1], out=o)
             for r in range(2, P):
@@ -293,12 +333,30 @@ class LocalComm(Communicator):
         return out
 
     def _broadcast(self, buf, root):
+        if self.size == 2 and self._cma and buf.size >= _CMA_BCAST_MIN and buf.flags.c_contiguous:
+            return self._broadcast_pair(buf, root)
         _, rows, each, _ = self._views(buf.size)
         if self.rank == root:
             np.copyto(each[root], buf.reshape(-1))
         self._barrier("broadcast")
         if self.rank != root:
             np.copyto(buf.reshape(-1), each[root])
+        return buf
+
+    def _broadcast_pair(self, buf, root):
+        """P = 2, one copy: the other rank reads the root's buffer (cma); the second
+        barrier keeps the root's buffer unchanged until it has."""
+        ctrl, me = self._ctrl, self._me
+        if self.rank == root:
+            ctrl[me + _ADDR], ctrl[me + _NBYTES] = buf.ctypes.data, buf.nbytes
+        self._barrier("broadcast")
+        if self.rank != root:
+            line = root * _LINE
+            if ctrl[line + _NBYTES] != buf.nbytes:
+                raise ValueError(f"broadcast: root {root} sends {ctrl[line + _NBYTES]} bytes, "
+                                 f"rank {self.rank} expects {buf.nbytes}")
+            read_into(ctrl[line + _PID], buf.reshape(-1), ctrl[line + _ADDR], buf.nbytes)
+        self._barrier("broadcast")
         return buf
 
 
@@ -416,12 +474,13 @@ def run_local(fn, size: int, *args, max_elems: int = 1 << 16, timeout: float | N
     if size < 1:
         raise ValueError(f"workers must be >= 1, got {size}")
     _check_algorithms(allreduce, allgather)
-    if allgather != "copy":
-        if not cma_available():
-            if allgather == "cma":
-                raise ValueError("allgather='cma': process_vm_readv between workers is not allowed here")
-            allgather = "copy"
-    algorithms = {"allreduce": allreduce, "allgather": allgather}
+    cma = (allgather != "copy" or allreduce in ("auto", "cma")) and cma_available()
+    if not cma:
+        for op, algo in (("allreduce", allreduce), ("allgather", allgather)):
+            if algo == "cma":
+                raise ValueError(f"{op}='cma': process_vm_readv between workers is not allowed here")
+        allgather = "copy" if allgather == "auto" else allgather
+    algorithms = {"allreduce": allreduce, "allgather": allgather, "cma": cma}
     cpus = _cpus_for(size, bind)
     ctx = mp.get_context("fork")
     ctrl = ctx.RawArray("b", (size + 1) * _LINE * 8)  # (size + abort) cache lines
