@@ -28,7 +28,6 @@ class SGD:
         self.lr = float(lr)
         self.momentum = float(momentum)
         self.velocity = np.zeros(n_params)  # Δw(t−1)
-        self._u = np.empty(min(n_params, self.BLOCK))  # (≤ BLOCK,) scratch for step()
 
     def direction(self, grad_sum: np.ndarray, count: int, *, out: np.ndarray | None = None):
         return np.multiply(grad_sum, -self.lr / count, out=out)
@@ -39,27 +38,8 @@ class SGD:
         v += update
         params += v
 
-    BLOCK = 8192  # elements per block of step(): 64 KiB per operand, all four stay in L2
-
     def step(self, params: np.ndarray, grad_sum: np.ndarray, count: int) -> None:
-        """``apply(params, direction(grad_sum, count))`` with no temporary: the same four
-        element-wise operations, a block at a time (bit-identical, issue 14)."""
-        c, m, v = -self.lr / count, self.momentum, self.velocity
-        n = v.shape[0]
-        if n <= self.BLOCK:  # small: no slicing
-            u = np.multiply(grad_sum, c, out=self._u[:n])
-            v *= m
-            v += u
-            params += v
-            return
-        for s in range(0, n, self.BLOCK):
-            e = min(s + self.BLOCK, n)
-            u = np.multiply(grad_sum[s:e], c, out=self._u[:e - s])
-            vb = v[s:e]
-            vb *= m
-            vb += u
-            pb = params[s:e]
-            pb += vb
+        self.apply(params, self.direction(grad_sum, count))
 
 
 # ---- paper0: McCann & Kalman (1994) -------------------------------------------------

@@ -325,23 +325,6 @@ def test_local_allgather_algorithms_agree_with_stack(algo, P):
                      allgather=algo) == [0] * P
 
 
-def _bcast_both_roots(comm, n: int, reps: int):
-    bad = 0
-    for i in range(reps):
-        root = i % 2
-        buf = np.full(n, float(i)) if comm.rank == root else np.full(n, -1.0)
-        comm.broadcast(buf, root=root)
-        bad += not np.all(buf == float(i))
-    return bad
-
-
-@needs_cma
-def test_pair_broadcast_reads_the_roots_buffer():
-    """P = 2 broadcast above the cma threshold, from either root, back to back."""
-    assert run_local(_bcast_both_roots, 2, local._CMA_BCAST_MIN + 5, 200,
-                     max_elems=local._CMA_BCAST_MIN + 5) == [0, 0]
-
-
 @needs_cma
 def test_cma_reads_what_the_other_process_holds():
     """The wrapper against a known buffer of a forked child (and a negative control: a

@@ -24,28 +24,6 @@ from engine.data import Patterns
 from engine.losses import get_loss
 from engine.nets.base import FlatParams
 
-# Element-wise passes run over row blocks of about this many elements (512 KiB of float64):
-# a block stays in L2 between the passes of one layer, instead of every pass streaming
-# the whole (B, n_l) array through memory (issue 14). Each element sees exactly the same
-# operations in the same order as one whole-array pass, so the results are bit-identical.
-BLOCK_ELEMS = 65536
-
-
-_ALL = (slice(None),)
-_BLOCKS: dict = {}  # (B, n, BLOCK_ELEMS) -> row slices
-
-
-def _row_blocks(B: int, n: int):
-    """Row slices covering 0..B in blocks of about BLOCK_ELEMS elements of width n."""
-    if B * n <= BLOCK_ELEMS:
-        return _ALL
-    key = (B, n, BLOCK_ELEMS)
-    blocks = _BLOCKS.get(key)
-    if blocks is None:
-        rows = max(1, BLOCK_ELEMS // max(n, 1))
-        blocks = _BLOCKS[key] = tuple(slice(r, min(r + rows, B)) for r in range(0, B, rows))
-    return blocks
-
 
 @dataclass
 class Workspace:
@@ -123,16 +101,8 @@ class MLP(FlatParams):
         a[0] = x  # the input itself: no copy
         for l in range(1, self.L + 1):
             z = np.matmul(a[l - 1], self.W[l], out=ws.a[l])  # (B, n_l)
-            b, f = self.b[l], self.acts[l - 1].f
-            blocks = _row_blocks(B, z.shape[1])
-            if blocks is _ALL:  # small: one pass each, no slicing
-                np.add(z, b, out=z)
-                f(z, z)
-                continue
-            for rows in blocks:  # z += b; f(z), a block at a time
-                zb = z[rows]
-                np.add(zb, b, out=zb)
-                f(zb, zb)
+            z += self.b[l]
+            self.acts[l - 1].f(z, z)
         return a[self.L], (a, ws)
 
     def backward(self, dy: np.ndarray, cache, *, out: np.ndarray | None = None,
@@ -157,15 +127,8 @@ class MLP(FlatParams):
                     prev = np.multiply(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
                 else:
                     prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
-                if l > 1:  # prev *= f'(a), a block at a time
-                    df, al, tl = self.acts[l - 2].df, a[l - 1], ws.tmp[l - 1]
-                    blocks = _row_blocks(prev.shape[0], prev.shape[1])
-                    if blocks is _ALL:
-                        np.multiply(prev, df(al, tl), out=prev)
-                    else:
-                        for rows in blocks:
-                            pb = prev[rows]
-                            np.multiply(pb, df(al[rows], tl[rows]), out=pb)
+                if l > 1:
+                    prev *= self.acts[l - 2].df(a[l - 1], ws.tmp[l - 1])
                 delta = prev
         if need_dx:
             return g, ws.delta[0]
