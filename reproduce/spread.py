@@ -85,11 +85,18 @@ def format_spread(values, *, label: str, fmt: str = "{:.2f}", confidence: float 
     return f"{f(s['median'])}{ci} ({f(s['min'])}–{f(s['max'])})"
 
 
-def ci_note(values, *, label: str, fmt: str = "{:.3g}", confidence: float = 0.95) -> str:
+def _num(x: float) -> str:
+    """3 significant digits, whole numbers from 1,000 on (9,806 epochs, not 9.81e+03)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+def ci_note(values, *, label: str, fmt: str | None = None, confidence: float = 0.95) -> str:
     """For a comparison row's note (whose columns hold median and min–max already):
-    "median 95% CI [low, high] (bootstrap, n runs)", or "" below MIN_RUNS values."""
+    "median 95% CI [low, high] (percentile bootstrap, n runs)", or "" below MIN_RUNS
+    values. ``fmt``: a format string for the ends, else :func:`_num`."""
     s = median_spread(values, label=label, confidence=confidence)
     if s["n"] < MIN_RUNS:
         return ""
-    return (f"median {confidence:.0%} CI [{fmt.format(s['ci_low'])}, {fmt.format(s['ci_high'])}] "
+    f = fmt.format if fmt else _num
+    return (f"median {confidence:.0%} CI [{f(s['ci_low'])}, {f(s['ci_high'])}] "
             f"(percentile bootstrap, {s['n']} runs)")

@@ -63,6 +63,8 @@ def test_format_spread_three_runs_worked_case():
     assert format_spread([1.5], label="t") == "1.50"
     assert ci_note([1.0, 3.0], label="t") == ""
     assert ci_note([3.0, 1.0, 2.0], label="t") == "median 95% CI [1, 3] (percentile bootstrap, 3 runs)"
+    assert ci_note([9600.0, 9806.0, 11217.0], label="t") == (
+        "median 95% CI [9,600, 11,217] (percentile bootstrap, 3 runs)")
 
 
 def test_median_spread_is_bootstrap_median_ci_with_the_labels_generator():
