@@ -62,7 +62,7 @@ def timing_k_findings(df, ctx) -> list[str]:
     big = [kk for kk in sorted(tk) if (r := _get(df, "fig4", "speedup_fwd_bwd_vs_random",
                                                    f"bunch={kk};Q=3;method=optimal;")) is not None
            and abs(r.ours / SPEEDUP_Q3 - 1) <= R.DEFAULT_TOLERANCE]
-    return [f"- **Against random batches at other k (Fig. 4, measured, timing only)**: one full "
+    return ["- **Against random batches at other k (Fig. 4, measured, timing only)**: one full "
             "epoch of forward + backward passes, no update, per layout; optimal Q = 3 over random "
             "batches (the modeled padded-cell bound beside it): " + "; ".join(parts) + ". "
             + (f"The paper's ≈{SPEEDUP_Q3:g}× is within ±{R.DEFAULT_TOLERANCE:.0%} at k = "
@@ -119,7 +119,7 @@ def equal_time_findings(df, lines, *, t_budget: float, noise: float, plateau: bo
         L.append("- **\"Faster convergence especially at the beginning\" (§IV.B)**: validation loss "
                  "with optimal buckets / with random batches, same seed, at a fraction of the "
                  f"{t_budget:.3g}-s budget (< 1: the buckets ahead): " + txt + ". "
-                 + (f"At the earliest point the buckets are ahead for Q = "
+                 + ("At the earliest point the buckets are ahead for Q = "
                     + ", ".join(map(str, sorted(first))) + (
                         "; further ahead there than at the end of the budget for Q = "
                         + ", ".join(map(str, sorted(most))) if most else

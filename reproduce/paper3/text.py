@@ -58,7 +58,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
     serial = main[main.name == "serial"]
     pat = main[main.name == "pattern"]
     first_src = sorted(pat.source.unique())[0] if not pat.empty else None
-    L = [f"# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
+    L = ["# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
     if quick_shrunk:
         L += ["> **QUICK RUN — not the paper's setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
     # the one-screen answer first (issue 13), with the report's own headline
