@@ -14,7 +14,8 @@ def test_paper2_quick_writes_shared_format(tmp_path):
     assert p.returncode == 0, p.stderr
     d = tmp_path / "paper2"
     for f in ("comparison.csv", "summary.json", "report.md", "fig2_lengths.png",
-              "fig3_val_loss.png", "fig4_epoch_time.png", "fig5_workers.png"):
+              "fig3_val_loss.png", "fig4_epoch_time.png", "fig4_epoch_time_by_k.png",
+              "fig5_workers.png"):
         assert (d / f).stat().st_size > 0, f
     df = pd.read_csv(d / "comparison.csv")
     assert list(df.columns) == COLUMNS and set(df.kind) <= set(KINDS)

@@ -427,6 +427,37 @@ def _save(fig, out, name: str, figs: list) -> None:
     figs.append(name)
 
 
+def figs_k(out, ctx, figs: list) -> None:
+    """Fig. 4 against k: measured forward + backward speedup of optimal Q = 2, 3 over random
+    batches (median, min–max bars) beside the modeled padded-cell bound, and the paper's 4×."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    ks = sorted(ctx["timing_k"])
+    for q, c in ((2, "tab:blue"), (3, "tab:orange")):
+        med, lo, hi = [], [], []
+        for kk in ks:
+            v = ctx["timing_k"][kk]
+            v = v[v.config == f"optimal:{q}"].speedup
+            med.append(float(v.median()))
+            lo.append(float(v.median() - v.min()))
+            hi.append(float(v.max() - v.median()))
+        ax.errorbar(ks, med, yerr=[lo, hi], marker="o", color=c, capsize=3,
+                    label=f"measured, optimal Q = {q} (median, min–max)")
+    bk = ctx.get("bound_by_k", {})
+    kb = sorted(bk)
+    ax.plot(kb, [bk[kk][0] for kk in kb], ls="--", marker="x", color="tab:orange",
+            label="padded-cell bound, Q = 3 (modeled)")
+    ax.axhline(SPEEDUP_Q3, color="tab:red", ls=":", label="paper: ≈4× at Q = 3 (k not stated)")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(set(ks) | set(kb)), [str(k) for k in sorted(set(ks) | set(kb))])
+    ax.set(xlabel="mini-batch size k", ylabel="× faster than random batches",
+           title="Fig. 4 vs k: one forward + backward epoch")
+    ax.legend(fontsize=8)
+    _save(fig, out, "fig4_epoch_time_by_k.png", figs)
+
+
 def plots(out, *, data, setup, ctx) -> list[str]:
     import matplotlib
 
@@ -503,6 +534,8 @@ def plots(out, *, data, setup, ctx) -> list[str]:
     ax[1].set(ylabel="× faster than random batches", title="speedup vs bound per method")
     ax[1].legend()
     _save(fig, out, "fig4_epoch_time.png", figs)
+    if ctx.get("timing_k"):
+        figs_k(out, ctx, figs)
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
     for t, r in sorted(ctx["fig5"], key=lambda tr: (tr[0].params["workers"], tr[0].name)):

@@ -234,7 +234,8 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
                  "§IV.B ties both its 4 h per epoch and its ≈4× to a \"purely random split of "
                  "sequences on mini-batches\". Against random batches (each padded to its own "
                  f"longest) Q = 3 is {_ci(s3)} faster, measured, at k = {setup.batch_size}; paper "
-                 f"≈{SPEEDUP_Q3:g}× ({s3.ours / SPEEDUP_Q3 - 1:+.0%}). The padded cells of our layout predict {b3.ours:.2f}×, "
+                 f"≈{SPEEDUP_Q3:g}× ({s3.ours / SPEEDUP_Q3 - 1:+.0%}). The padded cells of our "
+                 f"layout predict {b3.ours:.2f}×, "
                  f"so we get {r3.ours:.0%} of that bound. This baseline pads less the smaller k "
                  "is, so the bound grows with k (modeled, optimal Q = 3: "
                  + ", ".join(f"k = {kk}: {v[0]:.2f}×" for kk, v in sorted(bk.items()))
