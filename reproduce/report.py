@@ -88,6 +88,10 @@ RULES = [
      lambda r: (r.paper == "paper3" and r.table == "table2" and r.c.get("profile") == "gige2008"
                 and r.quantity == "comm_share"),
      "gige2008's latency was fitted to this Table 2's communication time (time × share)"),
+    ("not-comparable", "paper1 workstation baseline",
+     lambda r: r.paper == "paper1" and r.quantity == "over_ultrasparc",
+     "compares Spert-II boards with a 1997 Ultra-Sparc; here the workers and the "
+     "workstation are the same CPU core, so there is no such ratio to measure"),
     ("not-comparable", "absolute time",
      lambda r: r.unit == "s" and r.kind in ("measured", "emulated"),
      "an absolute time with compute as measured on this 2026 machine (every profile here "

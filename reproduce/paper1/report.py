@@ -22,7 +22,7 @@ from reproduce.paper1.perf import N_I, N_O, here_model
 from reproduce.paper1.setup import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS,
                                     MULTISPERT_1997, NAME, RAW_MCUPS, TABLE1_BUNCH, TABLE1_HIDDEN,
                                     TABLE1_MCUPS, TABLE1_RELATIVE, TABLE2_WER)
-from reproduce.store import atomic_savefig, atomic_write
+from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
 

@@ -10,7 +10,8 @@ from engine.perfmodel import MachineProfile
 from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
-from reproduce.store import atomic_savefig, atomic_write
+from reproduce.spread import ci_note
+from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
 KERNEL = "small"  # the reference kernel whose contention and straggler factors apply (parity layers)
@@ -103,9 +104,19 @@ def stats(df: pd.DataFrame, col: str) -> dict:
     ok = df[df.converged]
     v = ok[col].to_numpy(dtype=float)
     if len(v) == 0:
-        return {"median": math.nan, "min": math.nan, "max": math.nan, "ok": 0, "n": len(df)}
+        return {"median": math.nan, "min": math.nan, "max": math.nan, "ok": 0, "n": len(df), "values": []}
     return {"median": float(np.median(v)), "min": float(v.min()), "max": float(v.max()),
-            "ok": len(v), "n": len(df)}
+            "ok": len(v), "n": len(df), "values": v.tolist()}
+
+
+def srow(table: str, quantity: str, cond: str, unit: str, s: dict, *, note: str = "", **kw) -> dict:
+    """A row of the converged runs' statistics ``s`` (:func:`stats`): median, min–max and,
+    from 3 runs on, the bootstrap interval of the median in the note (issue 13 item 6;
+    reproduce/spread.py, seeded by the row's label so a rebuilt report is identical)."""
+    ci = ci_note(s["values"], label=f"{NAME} {table} {quantity} {cond}")
+    note = f"{note}; {ci}" if note and ci else (note or ci)
+    return R.row(NAME, table, quantity, cond, unit, ours=s["median"], low=s["min"], high=s["max"],
+                 runs=s["ok"], note=note, **kw)
 
 
 def _succ(s):
@@ -125,16 +136,14 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
     main = runs[runs.study == "main"]
     serial = main[main.name == "serial"]
     s1 = stats(serial, "time_s")
-    rows.append(R.row(NAME, "table1", "total_time", R.condition(nodes=1, oversubscribed=ov(1, "measured")),
-                      "s", reported=TABLE1[0][1],
-                      ours=s1["median"], low=s1["min"], high=s1["max"], kind="measured", runs=s1["ok"],
-                      note=f"serial batch; {_succ(s1)}; this machine with numpy vs the paper's "
+    rows.append(srow("table1", "total_time", R.condition(nodes=1, oversubscribed=ov(1, "measured")),
+                     "s", s1, reported=TABLE1[0][1], kind="measured",
+                     note=f"serial batch; {_succ(s1)}; this machine with numpy vs the paper's "
                            f"Pentium 4 with FANN"))
     e1 = stats(serial, "epochs")
-    rows.append(R.row(NAME, "table1", "epochs_to_train",
-                      R.condition(nodes=1, oversubscribed=ov(1, "measured")), "epochs",
-                      ours=e1["median"], low=e1["min"], high=e1["max"], kind="measured", runs=e1["ok"],
-                      note="serial batch; the paper gives no epoch count for 1 node"))
+    rows.append(srow("table1", "epochs_to_train",
+                     R.condition(nodes=1, oversubscribed=ov(1, "measured")), "epochs", e1,
+                     kind="measured", note="serial batch; the paper gives no epoch count for 1 node"))
     pattern = main[main.name == "pattern"]
     for P, t_rep, m_rep in TABLE1[1:]:
         for src, g in pattern[pattern.nodes == P].groupby("source", sort=True):
@@ -148,9 +157,8 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
             prof = g.profile.iloc[0] or None
             best[(P, src)] = m_best
             cond = R.condition(nodes=P, local_epoch=m_best, profile=prof, oversubscribed=ov(P, kind))
-            rows.append(R.row(NAME, "table1", "total_time", cond, "s", reported=t_rep,
-                              ours=s["median"], low=s["min"], high=s["max"], kind=kind, runs=s["ok"],
-                              note=f"best local epoch of ours; {_succ(s)}"))
+            rows.append(srow("table1", "total_time", cond, "s", s, reported=t_rep, kind=kind,
+                             note=f"best local epoch of ours; {_succ(s)}"))
             rows.append(R.row(NAME, "table1", "best_local_epoch",
                               R.condition(nodes=P, profile=prof, oversubscribed=ov(P, kind)),
                               "patterns", reported=m_rep, ours=m_best, kind=kind, runs=s["ok"],
@@ -181,20 +189,17 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
             continue
         first = gm[gm.source == gm.source.iloc[0]]
         se = stats(first, "epochs")
-        rows.append(R.row(NAME, "table2", "epochs_to_train", R.condition(nodes=8, local_epoch=m),
-                          "epochs", reported=e_rep, ours=se["median"], low=se["min"], high=se["max"],
-                          kind="emulated", runs=se["ok"],
-                          note="ours: pattern presentations over all nodes / 256; does not depend on "
+        rows.append(srow("table2", "epochs_to_train", R.condition(nodes=8, local_epoch=m),
+                         "epochs", se, reported=e_rep, kind="emulated",
+                         note="ours: pattern presentations over all nodes / 256; does not depend on "
                                f"timing; {_succ(se)}"))
         for src, g in gm.groupby("source", sort=True):
             prof = g.profile.iloc[0] or None
             st, sc = stats(g, "time_s"), stats(g, "comm_share")
             cond = R.condition(nodes=8, local_epoch=m, profile=prof, oversubscribed=ov(8, g.kind.iloc[0]))
-            rows.append(R.row(NAME, "table2", "total_time", cond, "s", reported=t_rep, ours=st["median"],
-                              low=st["min"], high=st["max"], kind=g.kind.iloc[0], runs=st["ok"]))
-            rows.append(R.row(NAME, "table2", "comm_share", cond, "fraction", reported=c_rep,
-                              ours=sc["median"], low=sc["min"], high=sc["max"], kind=g.kind.iloc[0],
-                              runs=sc["ok"]))
+            rows.append(srow("table2", "total_time", cond, "s", st, reported=t_rep, kind=g.kind.iloc[0]))
+            rows.append(srow("table2", "comm_share", cond, "fraction", sc, reported=c_rep,
+                             kind=g.kind.iloc[0]))
     # Our own checks, no paper value.
     for study, name, P, m, what in (("fann0.1", "serial", 1, None, "serial batch from FANN's default "
                                      "init uniform ±0.1"),
@@ -206,13 +211,12 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
             continue
         se = stats(g, "epochs")
         kind = "measured" if name == "serial" else "emulated"
-        rows.append(R.row(NAME, "extra", "epochs_to_train",
-                          R.condition(nodes=P, local_epoch=m, oversubscribed=ov(P, kind),
-                                      **({"init": "uniform0.1"} if study == "fann0.1"
-                                         else {"combine": "mean"})),
-                          "epochs", ours=se["median"], low=se["min"], high=se["max"],
-                          kind=kind, runs=se["ok"],
-                          note=f"{what}; {_succ(se)} within the cap of {setup.max_epochs:,.0f} epochs"))
+        rows.append(srow("extra", "epochs_to_train",
+                         R.condition(nodes=P, local_epoch=m, oversubscribed=ov(P, kind),
+                                     **({"init": "uniform0.1"} if study == "fann0.1"
+                                        else {"combine": "mean"})),
+                         "epochs", se, kind=kind,
+                         note=f"{what}; {_succ(se)} within the cap of {setup.max_epochs:,.0f} epochs"))
     return rows, best
 
 

@@ -9,6 +9,7 @@ from engine.nets.mlp import MLP
 from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import SPEEDUP_8, TABLE1
+from reproduce.spread import format_spread
 
 
 def _median(g, col):
@@ -57,7 +58,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
     serial = main[main.name == "serial"]
     pat = main[main.name == "pattern"]
     first_src = sorted(pat.source.unique())[0] if not pat.empty else None
-    L = [f"# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
+    L = ["# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
     if quick_shrunk:
         L += ["> **QUICK RUN — not the paper's setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
     # the one-screen answer first (issue 13), with the report's own headline
@@ -91,7 +92,9 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           f"< {setup.threshold} | §4.1 (threshold not stated) |",
           f"| cap | {setup.max_epochs:,.0f} epochs (presentations/256); capped runs count as failed | "
           "§3: unsuccessful attempts are stopped |",
-          f"| runs | {setup.runs} per configuration; medians (min–max) of the converged runs | "
+          f"| runs | {setup.runs} per configuration; medians (min–max) of the converged runs; from "
+          "3 runs on, each row's note gives the 95 % percentile-bootstrap interval of the median "
+          "(reproduce/spread.py) | "
           "means of 10 successful runs |", ""]
     L += ["### Machine profiles behind emulated numbers", "",
           R.EMULATOR_PARAGRAPH, "",
@@ -143,8 +146,12 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
     e1 = _median(serial, "epochs")
     if t1 == t1:
         per_epoch = t1 / e1
+        ts = serial[serial.converged].time_s
+        spread = (f"; median [95 % CI] (min–max) over {len(ts)} runs: "
+                  f"{format_spread(ts, label='paper3 serial time_s', fmt='{:.3g}')} s"
+                  if len(ts) >= 3 else "")
         L += [f"1. **Absolute times are not comparable.** Our serial batch run takes {f(t1)} s "
-              f"(median, measured) against the paper's {TABLE1[0][1]:g} s: {f(TABLE1[0][1] / t1)}× faster. "
+              f"(median, measured{spread}) against the paper's {TABLE1[0][1]:g} s: {f(TABLE1[0][1] / t1)}× faster. "
               f"One epoch of 256 patterns costs us {per_epoch * 1e6:.0f} µs with numpy on this CPU. "
               "Compare epochs, speedups and communication shares instead.", ""]
     lines = []
