@@ -9,7 +9,8 @@
 #   PART 2: the final choice (auto, workers bound to cores) against before and Open MPI,
 #           twice, then paper3 as in PART 1, local bound, local unbound, Open MPI;
 #   PART 3: PART 2's probes again (after the P = 2 single-copy allreduce and broadcast),
-#           then benchmarks/targets.py --only 2 --only 5 --only 6 (torch is on that host).
+#           then benchmarks/targets.py --only 2 --only 5 --only 6 (torch is on that host);
+#   PART 4: benchmarks/targets.py --only 6 alone, on the final code.
 # Needs .whl/*.whl (the wheels of device_run.sh) carried along (`carry: [".whl"]`).
 set -x
 PART=${1:-1}
@@ -43,7 +44,10 @@ probe_mpi() {  # probe_mpi ROUND
       --out $W/probe/coll_mpi_${P}_r$1.json
   done
 }
-if [ "$PART" = 3 ]; then
+if [ "$PART" = 4 ]; then
+  BENCH_MPIEXEC="$MPIRUN" timeout -k 10 $(( $(left) - 10 )) python3 benchmarks/targets.py --only 6 --rounds 3 2>&1 | tee $OUT/targets.txt
+  echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"; exit 0
+elif [ "$PART" = 3 ]; then
   probe_local auto_r1 auto auto; probe_mpi 1; probe_local before_r1 flat copy 0
   probe_local before_r2 flat copy 0; probe_mpi 2; probe_local auto_r2 auto auto
   tar czf $OUT/probe.tgz -C $W probe
