@@ -44,8 +44,12 @@ Broadcast keeps its one barrier and two copies: read through cma at P = 2 it
 was slower on the 16-core host (16.1 against 8.5 µs for 8,016 elements).
 
 Workers are bound one to a core (``bind=``) where there are cores enough, as
-Open MPI binds its ranks at np <= 2: unbound, two local workers on the 16-core
-host ran paper3's 2-node PPT 1.2× slower than Open MPI's bound ranks.
+Open MPI binds its ranks at np <= 2. The evidence for it is thin: in one run on
+the 16-core host, unbound local workers took paper3's 2-node PPT 1.2× longer
+than Open MPI's bound ranks, but in the next run unbound was faster than bound
+(0.71 against 0.86 s, both beating Open MPI's 0.95 s; results/machines/
+xeon207x16/issue14/). The collectives were measured bound (run4 there); their
+small-message latencies equal the unbound "before" columns of the same run.
 
 A column block is summed by P - 1 adds into the result row, or, when it is
 small (Python's per-call cost dominates), by one ``np.add.accumulate`` over
