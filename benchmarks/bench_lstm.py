@@ -12,11 +12,11 @@ one thread: the comparison of benchmarks/targets.py.
 """
 from __future__ import annotations
 
-from time import perf_counter
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks.bench_bunch import _best
 from engine.data import CTCBatch
 from engine.losses import CTCTarget
 from engine.nets.lstm import LSTM
@@ -79,13 +79,7 @@ class TorchLSTMStep:
 def best_seconds(fn, *, reps: int = 3, repeats: int = 3) -> float:
     """Best over ``repeats`` of the mean time of ``reps`` calls (after one warm-up call)."""
     fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (perf_counter() - t) / reps)
-    return best
+    return _best(fn, reps, repeats)
 
 
 class LSTMCTCStep:

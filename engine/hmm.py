@@ -152,11 +152,8 @@ def path_score(loglik: np.ndarray, loop: WordLoop, entry_seq, durations, *, inse
 
 
 def word_error_rate(hyps, refs) -> float:
-    """Σ word edit distance / Σ reference words (insertions, deletions, substitutions)."""
-    from engine.decoding import edit_distance
+    """Σ word edit distance / Σ reference words: :func:`engine.decoding.character_error_rate`,
+    whose edit distance takes any sequences, here of words."""
+    from engine.decoding import character_error_rate
 
-    refs = list(refs)
-    n = sum(len(r) for r in refs)
-    if n == 0:
-        raise ValueError("references are empty")
-    return sum(edit_distance(h, r) for h, r in zip(hyps, refs)) / n
+    return character_error_rate(hyps, refs)

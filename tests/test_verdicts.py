@@ -49,6 +49,13 @@ CASES = {
         dict(paper="paper3", table="table2", quantity="comm_share",
              cond="nodes=8;local_epoch=32;profile=here", unit="fraction", reported=0.806,
              ours=0.13, kind="emulated")),
+    "paper1 workstation baseline": (
+        "not-comparable",
+        dict(paper="paper1", table="headline", quantity="over_ultrasparc", cond="nodes=5",
+             unit="x", reported=25, ours=30.0, kind="emulated"),
+        # the same paper's ratio to one board of its own kind is measured here
+        dict(paper="paper1", table="headline", quantity="over_single_board", cond="nodes=5",
+             unit="x", reported=8, ours=7.5, kind="emulated")),
     "absolute time": (
         "not-comparable",
         dict(paper="paper3", table="table1", quantity="total_time", cond="nodes=1", unit="s",
@@ -92,6 +99,17 @@ def test_no_paper_value_is_never_ruled():
 def test_every_rule_has_a_reason_and_a_known_verdict():
     for v, name, test, reason in R.RULES:
         assert v in ("by-construction", "not-comparable") and name and reason and callable(test)
+
+
+def test_every_rule_has_a_case_here():
+    """Each rule of RULES is the one that takes some case's positive row."""
+    by_reason = {reason: name for _, name, _, reason in R.RULES}
+    taken = set()
+    for _, pos, _ in CASES.values():
+        got = R.rule_verdict(pos["paper"], pos["table"], pos["quantity"], pos["cond"], pos["unit"],
+                             kind=pos["kind"], reported=pos["reported"])
+        taken.add(by_reason[got[1]])
+    assert taken == set(by_reason.values())
 
 
 def rows_of_every_kind():
