@@ -135,6 +135,30 @@ def row(paper: str, table: str, quantity: str, cond: str, unit: str, *, reported
             "runs": runs, "ratio": ratio, "verdict": v, "note": note}
 
 
+def spread_row(paper: str, table: str, quantity: str, cond: str, unit: str, values, *, kind: str,
+               note: str = "", drop_missing: bool = False, **kw) -> dict:
+    """A :func:`row` of repeated values: their median in ``ours``, min–max in
+    ``ours_low/high``, ``runs`` their count and, from 3 finite values on, the percentile
+    bootstrap interval of the median in the note (issue 13 item 6; reproduce/spread.py,
+    seeded by the row's own label so that a rebuild gives the same interval).
+    ``drop_missing``: leave None and NaN out first (a run that has no value for this
+    quantity); otherwise one NaN makes the median NaN and the interval is left out."""
+    import numpy as np
+
+    from reproduce.spread import ci_note
+
+    vals = list(values)
+    if drop_missing:
+        vals = [x for x in vals if x is not None and not math.isnan(x)]
+    v = np.asarray(vals, dtype=float)
+    med, lo, hi = ((float(np.median(v)), float(v.min()), float(v.max())) if v.size
+                   else (math.nan, math.nan, math.nan))
+    ci = ci_note(v, label=f"{paper} {table} {quantity} {cond}") if np.all(np.isfinite(v)) else ""
+    note = f"{note}; {ci}" if note and ci else (note or ci)
+    return row(paper, table, quantity, cond, unit, ours=med, low=lo, high=hi, kind=kind,
+               runs=kw.pop("runs", int(v.size)), note=note, **kw)
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -300,6 +324,18 @@ def _count_header(first: str = "paper") -> list[str]:
     return [f"| {first} | " + " | ".join(SCREEN_COLUMNS) + " |", "|---" * (len(SCREEN_COLUMNS) + 1) + "|"]
 
 
+QUICK_MARK = "**QUICK RUN**"
+
+
+def quick_banner(shrunk: list[str]) -> list[str]:
+    """A report.md's first lines after its title when the run was ``--quick``: the same
+    mark the index and the command-line table use, and what was shrunk (issue 13 item 7)."""
+    if not shrunk:
+        return []
+    return [f"> {QUICK_MARK}: shrunk settings (`--quick`), not the paper's setup; no number "
+            "here is a reproduction. Shrunk: " + "; ".join(shrunk) + ".", ""]
+
+
 def screen_markdown(df: pd.DataFrame, *, headline: str | None = None, name: str = "this paper",
                     level: str = "##") -> list[str]:
     """The screen as markdown lines; a report.md opens with it (``headline`` without its
@@ -330,13 +366,14 @@ def report_headline(folder: Path) -> str | None:
     return None
 
 
-def screen_table(frames: dict, papers: list[dict]) -> list[str]:
+def screen_table(frames: dict, papers: list[dict], *, quick=()) -> list[str]:
     """The counts table of every paper (``frames``: name → comparison frame); a paper
-    without results gets dashes."""
+    without results gets dashes, one in ``quick`` (a ``--quick`` run) a QUICK mark."""
     L = _count_header()
     for p in papers:
         if p["name"] in frames:
-            L.append(_count_row(p["name"], screen_counts(frames[p["name"]])))
+            label = f"{p['name']} (QUICK)" if p["name"] in quick else p["name"]
+            L.append(_count_row(label, screen_counts(frames[p["name"]])))
         else:
             L.append(f"| {p['name']} | " + " | ".join("–" for _ in SCREEN_COLUMNS) + " |")
     return L
@@ -344,8 +381,13 @@ def screen_table(frames: dict, papers: list[dict]) -> list[str]:
 
 def screen_lines(results: Path, papers: list[dict]) -> list[str]:
     """The counts table of every paper under ``results`` (what `report` and `all` print);
-    each paper's files are checked first (:func:`check_paper`)."""
-    return screen_table({n: check_paper(Path(results) / n) for n in indexed(results, papers)}, papers)
+    each paper's files are checked first (:func:`check_paper`). Quick runs are marked, with
+    a banner line above the table."""
+    frames = {n: check_paper(Path(results) / n) for n in indexed(results, papers)}
+    quick = quick_papers(Path(results), list(frames))
+    banner = ([f"{QUICK_MARK} ({', '.join(quick)}): shrunk settings (--quick); no number here is "
+               "a reproduction.", ""] if quick else [])
+    return banner + screen_table(frames, papers, quick=quick)
 
 
 class ResultsError(ValueError):
@@ -435,14 +477,14 @@ def build_index(results: Path, papers: list[dict]) -> str:
     frames = {k: v.astype({"note": "object"}).fillna({"note": ""}) for k, v in frames.items()}
     quick = quick_papers(results, list(frames))
     if quick:
-        out += [f"> **QUICK RUN** ({', '.join(quick)}): shrunk settings (`--quick`), not the "
+        out += [f"> {QUICK_MARK} ({', '.join(quick)}): shrunk settings (`--quick`), not the "
                 "committed results; no number here is a reproduction.", ""]
     # One screen first: the counts of every paper, then per paper its headline and lists.
     glance = ["## At a glance", "",
               "Rows with a paper value (reported), of them with a value of ours (paired), and "
               "their verdicts; `by-construction` (ours cannot differ) and `not-comparable` (it "
               "cannot agree) are counted apart from close and differs, by the rules in "
-              "reproduce/report.py (`RULES`).", "", *screen_table(frames, papers), ""]
+              "reproduce/report.py (`RULES`).", "", *screen_table(frames, papers, quick=quick), ""]
     sections = []
     for p in papers:
         if p["name"] not in frames:

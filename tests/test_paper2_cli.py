@@ -59,4 +59,4 @@ def test_paper2_quick_writes_shared_format(tmp_path):
     assert (df[df.table == "fig2"].kind.iloc[:4] == "measured").all()  # statistics of the data
     summary = json.loads(p.stdout)
     assert summary["meta"]["mode"] == "quick" and len(summary["rows"]) == len(df)
-    assert "Quick run" in (d / "report.md").read_text()
+    assert "**QUICK RUN**" in (d / "report.md").read_text().split("## At a glance")[0]

@@ -131,6 +131,10 @@ def test_a_quick_runs_figure_and_index_say_quick(quick_paper4):
     text = R.build_index(root, papers)
     assert "**QUICK RUN**" in text.split("## At a glance")[0]
     assert "**paper4** (**QUICK**)" in text
+    assert "| paper4 (QUICK) |" in text  # the counts table marks it too
+    assert "**QUICK RUN**" in (root / "paper4" / "report.md").read_text().split("## At a glance")[0]
+    screen = R.screen_lines(root, papers)  # what `report` and `all` print on the command line
+    assert screen[0].startswith("**QUICK RUN** (paper4)") and any("| paper4 (QUICK) |" in x for x in screen)
 
 
 def test_negative_control_index_of_a_full_run_has_no_quick_mark(quick_paper4, tmp_path):

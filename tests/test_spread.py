@@ -83,3 +83,27 @@ def test_rebuild_gives_the_same_text_and_labels_differ():
     # lands on the same order statistics, so compare the streams)
     draws = {rng_for(f"row {i}").integers(2**62) for i in range(8)}
     assert len(draws) == 8 and rng_for("row a").integers(2**62) == rng_for("row a").integers(2**62)
+
+
+def test_spread_row_median_min_max_and_the_interval_in_the_note():
+    from reproduce.report import spread_row
+
+    r = spread_row("paper0", "t", "q", "c", "x", [3.0, 1.0, 2.0], kind="measured", note="n")
+    assert (r["ours"], r["ours_low"], r["ours_high"], r["runs"]) == (2.0, 1.0, 3.0, 3)
+    # the worked case above: three runs of {1, 2, 3} give the interval [1, 3]
+    assert r["note"] == "n; median 95% CI [1, 3] (percentile bootstrap, 3 runs)"
+    two = spread_row("paper0", "t", "q", "c", "x", [1.0, 2.0], kind="measured", note="n")
+    assert two["note"] == "n" and two["runs"] == 2  # negative control: no interval below 3 runs
+
+
+def test_spread_row_missing_values():
+    from reproduce.report import spread_row
+
+    vals = [3.0, None, 1.0, math.nan, 2.0]
+    r = spread_row("paper0", "t", "q", "c", "x", vals, kind="measured", drop_missing=True)
+    assert (r["ours"], r["runs"]) == (2.0, 3) and "3 runs" in r["note"]
+    # without dropping, a missing run makes the median NaN and leaves the interval out
+    kept = spread_row("paper0", "t", "q", "c", "x", [3.0, 1.0, math.nan], kind="measured")
+    assert math.isnan(kept["ours"]) and kept["runs"] == 3 and kept["note"] == ""
+    empty = spread_row("paper0", "t", "q", "c", "x", [None], kind="measured", drop_missing=True)
+    assert math.isnan(empty["ours"]) and empty["runs"] == 0

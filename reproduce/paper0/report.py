@@ -30,13 +30,6 @@ from reproduce.store import atomic_write
 TOL = R.DEFAULT_TOLERANCE
 
 
-def _spread(v):
-    v = np.asarray([x for x in v if x is not None and not math.isnan(x)], dtype=float)
-    if len(v) == 0:
-        return math.nan, math.nan, math.nan, 0
-    return float(np.median(v)), float(v.min()), float(v.max()), len(v)
-
-
 KERNEL = "small"  # the probe's cache-resident kernel: paper0's nets are small (issue 12)
 BOUND = "compute-only"  # the bound with free synchronisation: not a machine, never validated
 
@@ -243,19 +236,17 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
     for fig, net in (("fig2", "radio"), ("fig3", "parsing")):
         g = sp[sp.fig == fig]
         for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
-            m, lo, hi, n = _spread(gg.speedup)
-            rows.append(R.row(NAME, fig, "loop_speedup", R.condition(workers=P, net=net, profile=pn or None,
+            rows.append(R.spread_row(NAME, fig, "loop_speedup", R.condition(workers=P, net=net, profile=pn or None,
                                                                      oversubscribed=over(P, kind)),
-                              "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
+                              "x", values=gg.speedup, drop_missing=True, kind=kind,
                               note="§2.1 loop only, as the paper times it"))
     for prof in profiles:
         g = sp[(sp.fig == "fig3") & (sp.kind == "emulated") & (sp.profile == prof.name)]
         if setup.max_workers < 7 or g.empty:
             continue
         piv = g.pivot(index="run", columns="P", values="speedup")
-        m, lo, hi, n = _spread(piv[7] / piv[6])
-        rows.append(R.row(NAME, "fig3", "speedup_7_over_6", R.condition(net="parsing", profile=prof.name), "x",
-                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+        rows.append(R.spread_row(NAME, "fig3", "speedup_7_over_6", R.condition(net="parsing", profile=prof.name), "x",
+                          values=piv[7] / piv[6], drop_missing=True, kind="emulated",
                           note="paper: a dip at 7 processors (24 hidden units: at most 4 per worker, as "
                                "with 6, plus one more worker to synchronise); ours < 1 shows the dip"))
     # radio-station overall speedup on 5 processors (22 h → 8 h), Amdahl with the loop emulated
@@ -270,10 +261,9 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
             ratios.append((rest + netpart_emulated(res, 1, H, prof)) / (rest + netpart_emulated(res, 5, H, prof)))
         if not ratios:
             continue
-        m, lo, hi, n = _spread(ratios)
-        rows.append(R.row(NAME, "sec3.1", "overall_speedup", R.condition(workers=5, net="radio", profile=prof.name),
+        rows.append(R.spread_row(NAME, "sec3.1", "overall_speedup", R.condition(workers=5, net="radio", profile=prof.name),
                           "x", reported=round(REPORTED["radio_hours_1"] / REPORTED["radio_hours_5"], 3),
-                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+                          values=ratios, drop_missing=True, kind="emulated",
                           note="paper: 22 h sequential vs 8 h on five processors (whole training). Ours: one "
                                "CG iteration = sequential part + §2.1 loop + k forward epochs on our synthetic "
                                f"radio data, loop emulated on 5 workers; {k_note}"))
@@ -282,10 +272,9 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
     for fig in ("fig4", "fig5"):
         g = sp[sp.fig == fig]
         for (P, kind, pn), gg in g.groupby(["P", "kind", "profile"]):
-            m, lo, hi, n = _spread(gg.speedup)
-            rows.append(R.row(NAME, fig, "epoch_speedup", R.condition(workers=P, profile=pn or None,
+            rows.append(R.spread_row(NAME, fig, "epoch_speedup", R.condition(workers=P, profile=pn or None,
                                                                       oversubscribed=over(P, kind)),
-                              "x", ours=m, low=lo, high=hi, kind=kind, runs=n,
+                              "x", values=gg.speedup, drop_missing=True, kind=kind,
                               note=("derivative" if fig == "fig4" else "forward (line-search)")
                               + " epoch on recurrent NETtalk, longest-first sequence partition"))
         for prof in profiles:
@@ -316,10 +305,9 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
             TP = (seqpart_emulated(res["deriv"][str(Pd)], Pd, nd, prof, weight_bytes=w)
                   + k_bar * seqpart_emulated(res["fwd"][str(Pf)], Pf, nf, prof, weight_bytes=w))
             vals.append(T1 / TP)
-        m, lo, hi, n = _spread(vals)
-        rows.append(R.row(NAME, "sec3.2", "overall_speedup", R.condition(workers=f"{Pd}/{Pf}", profile=prof.name),
+        rows.append(R.spread_row(NAME, "sec3.2", "overall_speedup", R.condition(workers=f"{Pd}/{Pf}", profile=prof.name),
                           "x", reported=REPORTED["overall_speedup_17_6"] if (Pd, Pf) == (17, 6) else None,
-                          ours=m, low=lo, high=hi, kind="emulated", runs=n,
+                          values=vals, drop_missing=True, kind="emulated",
                           note=f"{label}: (D(1) + k·F(1)) / (D({Pd}) + k·F({Pf})), {k_note}; the paper's 8.96 "
                                "also includes the CG bookkeeping (ours: a few vector ops over 5,501 weights, left out)"))
     # -- epoch times and the loop share
@@ -329,50 +317,44 @@ def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: di
         for q, key, rep in (("deriv_epoch_time", None, REPORTED["deriv_epoch_s"]),
                             ("fwd_epoch_time", "fwd_s", REPORTED["fwd_epoch_s"])):
             v = [r["forward_deriv_s"][c] if key is None else r[key] for r in vec]
-            m, lo, hi, n = _spread(v)
-            rows.append(R.row(NAME, "sec3.2", q, R.condition(workers=1, chunk=setup.chunk), "s", reported=rep,
-                              ours=m, low=lo, high=hi, kind="measured", runs=n,
+            rows.append(R.spread_row(NAME, "sec3.2", q, R.condition(workers=1, chunk=setup.chunk), "s", reported=rep,
+                              values=v, drop_missing=True, kind="measured",
                               note=f"this machine, numpy, one thread, vs one 40 MHz SPARC ({MACHINE}); "
                                    f"ours {NETTALK['n_in']}-{NETTALK['n_hidden']}({NETTALK['n_feedback']})-2-27, "
                                    f"{corpus_stats['patterns']} patterns"))
         v = [r["forward_deriv_s"][c] / r["fwd_s"] for r in vec]
-        m, lo, hi, n = _spread(v)
-        rows.append(R.row(NAME, "sec3.2", "deriv_over_fwd_epoch", R.condition(workers=1), "x",
-                          reported=round(REPORTED["deriv_epoch_s"] / REPORTED["fwd_epoch_s"], 2), ours=m,
-                          low=lo, high=hi, kind="measured", runs=n, note="paper: 417 s / 11 s"))
+        rows.append(R.spread_row(NAME, "sec3.2", "deriv_over_fwd_epoch", R.condition(workers=1), "x",
+                          reported=round(REPORTED["deriv_epoch_s"] / REPORTED["fwd_epoch_s"], 2), values=v,
+                          drop_missing=True, kind="measured", note="paper: 417 s / 11 s"))
         v = [r["loop_s"] / (r["forward_deriv_s"][c] + k_bar * r["fwd_s"]) for r in vec]
-        m, lo, hi, n = _spread(v)
-        rows.append(R.row(NAME, "sec2.1", "loop_share", R.condition(workers=1, net="nettalk"), "fraction",
-                          reported=REPORTED["loop_share"], ours=m, low=lo, high=hi, kind="measured", runs=n,
+        rows.append(R.spread_row(NAME, "sec2.1", "loop_share", R.condition(workers=1, net="nettalk"), "fraction",
+                          reported=REPORTED["loop_share"], values=v, drop_missing=True, kind="measured",
                           note="paper: 'over eighty percent of the total computation time'; ours: §2.1 loop / "
                                f"(derivative epoch + k forward epochs), {k_note}"))
         for ch in sorted(vec[0]["forward_deriv_s"], key=int):
             v = [r["forward_deriv_s"][ch] / (r["patterns"] * r["n_params"]) * 1e6 for r in vec]
-            m, lo, hi, n = _spread(v)
-            rows.append(R.row(NAME, "perf", "us_per_pattern_weight", R.condition(method="forward", chunk=int(ch)),
-                              "µs", ours=m, low=lo, high=hi, kind="measured", runs=n,
+            rows.append(R.spread_row(NAME, "perf", "us_per_pattern_weight", R.condition(method="forward", chunk=int(ch)),
+                              "µs", values=v, drop_missing=True, kind="measured",
                               note="derivative epoch / (patterns × weights); chunk = sequences per vectorised batch"))
         v = [r["bptt_s"] / (r["patterns"] * r["n_params"]) * 1e6 for r in vec]
-        m, lo, hi, n = _spread(v)
-        rows.append(R.row(NAME, "perf", "us_per_pattern_weight", R.condition(method="bptt", chunk=setup.chunk),
-                          "µs", ours=m, low=lo, high=hi, kind="measured", runs=n,
+        rows.append(R.spread_row(NAME, "perf", "us_per_pattern_weight", R.condition(method="bptt", chunk=setup.chunk),
+                          "µs", values=v, drop_missing=True, kind="measured",
                           note="the same gradient by back-propagation through time"))
     # -- training
     for q, key in (("phoneme_accuracy", "phoneme"), ("stress_accuracy", "stress"), ("both_accuracy", "both")):
-        m, lo, hi, n = _spread([r["accuracy"][key] for r in train])
-        if n:
-            rows.append(R.row(NAME, "sec3.2", q, R.condition(workers=f"{train[0]['workers_deriv']}/1",
+        vals = [r["accuracy"][key] for r in train]
+        if any(x is not None and not math.isnan(x) for x in vals):
+            rows.append(R.spread_row(NAME, "sec3.2", q, R.condition(workers=f"{train[0]['workers_deriv']}/1",
                                                              iterations=train[0]["iterations"],
                                                              oversubscribed=over(train[0]["workers_deriv"],
                                                                                  "measured")),
-                              "fraction", ours=m, low=lo, high=hi, kind="measured", runs=n,
+                              "fraction", values=vals, drop_missing=True, kind="measured",
                               note="training set, after CG training (Polak–Ribière⁺, golden-section line search); "
                                    "the paper says only 'results comparable to [8]'"))
     if evals:
-        m, lo, hi, n = _spread(evals)
-        rows.append(R.row(NAME, "sec3.2", "evals_per_iteration", R.condition(iterations=train[0]["iterations"]),
-                          "forward epochs", reported=REPORTED["evals_per_iter"], ours=m, low=lo, high=hi,
-                          kind="measured", runs=n, note="paper: 'Typically, about ten'; ours: mean per CG "
+        rows.append(R.spread_row(NAME, "sec3.2", "evals_per_iteration", R.condition(iterations=train[0]["iterations"]),
+                          "forward epochs", reported=REPORTED["evals_per_iter"], values=evals, drop_missing=True,
+                          kind="measured", note="paper: 'Typically, about ten'; ours: mean per CG "
                                                         f"iteration, line search capped at {setup.cg_max_evals}"))
     return rows
 

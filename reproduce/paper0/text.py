@@ -124,8 +124,7 @@ def manycore_section(records: list, hosts: dict, here: dict | None = None, here_
 def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, train, pairs=None,
                     manycore=None) -> str:
     L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
-    if quick_shrunk:
-        L += ["**Quick run** — shrunk settings: " + "; ".join(quick_shrunk) + ". Not a reproduction.", ""]
+    L += R.quick_banner(quick_shrunk)
     L += R.screen_markdown(df, name="paper0")  # the one-screen answer first (issue 13)
     lo = meta.get("loadavg_1min_during_tasks") or {}
     L += [f"Run: mode {meta['mode']}, seeds {meta['seeds']}, {meta['workers']} local workers on "

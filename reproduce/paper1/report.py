@@ -382,10 +382,9 @@ def training_rows(tf: pd.DataFrame, setup) -> list[dict]:
         v = 100 * (1 - g.cv_acc.to_numpy())
         last = tf[(tf["mode"] == "sequential") & (tf.hidden == setup.fig6_hidden) & (tf.bunch == B)]
         last = last[last.epoch == last.epoch.max()]
-        rows.append(R.row(NAME, "fig6", "cv_frame_error_best_epoch",
-                          R.condition(bunch=int(B), hidden=setup.fig6_hidden), "%",
-                          ours=float(np.median(v)), low=float(v.min()), high=float(v.max()),
-                          kind="measured", runs=len(v),
+        rows.append(R.spread_row(NAME, "fig6", "cv_frame_error_best_epoch",
+                                 R.condition(bunch=int(B), hidden=setup.fig6_hidden), "%", v,
+                                 kind="measured",
                           note=f"η = {setup.lr_for(int(B)):.3g}; after the last epoch: "
                                f"{100 * (1 - last.cv_acc.median()):.1f} %"))
     seq = {}
@@ -398,9 +397,8 @@ def training_rows(tf: pd.DataFrame, setup) -> list[dict]:
         wer = TABLE2_WER.get((h, mode))
         cond = {"sequential": f"bunch={setup.np_bunch}", "NP": f"nodes={setup.np_slaves};bunch={setup.np_bunch};pipelined=1",
                 "PP": f"nodes={setup.pp_slaves};bunch={setup.pp_bunch}"}[mode]
-        rows.append(R.row(NAME, "table2", "cv_frame_error", f"{cond};hidden={h};mode={mode}", "%",
-                          ours=float(np.median(v)), low=float(v.min()), high=float(v.max()),
-                          kind=g.kind.iloc[0], runs=len(v),
+        rows.append(R.spread_row(NAME, "table2", "cv_frame_error", f"{cond};hidden={h};mode={mode}", "%", v,
+                                 kind=g.kind.iloc[0],
                           note=(f"paper: word error rate {wer} % (a different measure; ours as word error: row word_error_rate)"
                                 if wer is not None else "paper: no value") +
                                f"; best CV epoch of {setup.epochs}; η = {setup.lr_for(int(g.bunch.iloc[0])):.3g}"))

@@ -55,8 +55,7 @@ def validation_section(facts: dict, *, setup) -> list[str]:
 
 def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shrunk) -> str:
     L = ["# paper1 — Färber (1997): Quicknet on MultiSpert", ""]
-    if quick_shrunk:
-        L += ["> **QUICK RUN — not the default setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
+    L += R.quick_banner(quick_shrunk)
     L += R.screen_markdown(df, name="paper1")  # the one-screen answer first (issue 13)
     la, lb = meta["loadavg_start"], meta["loadavg_end"]
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "

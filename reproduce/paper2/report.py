@@ -10,7 +10,6 @@ from reproduce import report as R
 from reproduce.paper2.setup import BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3
 from reproduce.paper2.tasks import curve, dataset_of, layout_table, loss_at
 from reproduce.paper2.timing_k import NAME as TIMING_K
-from reproduce.spread import ci_note
 from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -20,22 +19,11 @@ TARGET_BOUND_RATIO = 0.90  # the issue's target: speedup ≥ 90 % of the padded-
 EARLY_FRACTIONS = (0.1, 0.25, 0.5, 1.0)  # of the Fig. 3 time budget: "especially at the beginning"
 
 
-def _spread(v):
-    v = np.asarray(v, dtype=float)
-    return float(np.median(v)), float(v.min()), float(v.max())
-
-
 def srow(table: str, quantity: str, cond: str, unit: str, values, *, kind: str, note: str = "",
          **kw) -> dict:
-    """A row of repeated values: their median in ``ours``, min–max in ``ours_low/high`` and,
-    from 3 values on, the bootstrap interval of the median in the note (issue 13 item 6;
-    reproduce/spread.py, seeded by the row's own label so a rebuild is identical)."""
-    v = np.asarray(values, dtype=float)
-    med, lo, hi = _spread(v)
-    ci = ci_note(v, label=f"{NAME} {table} {quantity} {cond}") if np.all(np.isfinite(v)) else ""
-    note = f"{note}; {ci}" if note and ci else (note or ci)
-    return R.row(NAME, table, quantity, cond, unit, ours=med, low=lo, high=hi, kind=kind,
-                 runs=kw.pop("runs", int(v.size)), note=note, **kw)
+    """:func:`reproduce.report.spread_row` for paper2: median, min–max and the bootstrap
+    interval of the median in the note."""
+    return R.spread_row(NAME, table, quantity, cond, unit, values, kind=kind, note=note, **kw)
 
 
 def ctc_bounds(data, setup, *, seed: int = 0) -> dict:

@@ -171,9 +171,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
           "Data Parallelization*, IEEE DSMP 2016. LSTM + CTC on online handwriting; optimal "
           "sequence bucketing by dynamic programming (§III.A); data-parallel model averaging, "
           "eq. (3) (§III.B).", ""]
-    if quick_shrunk:
-        L += ["**Quick run** — shrunk settings, numbers only show that the pipeline works: "
-              + "; ".join(quick_shrunk) + ".", ""]
+    L += R.quick_banner(quick_shrunk)
     L += R.screen_markdown(df, name="paper2", headline=headline(df, setup=setup))  # issue 13
     L += R.origin_line(meta)
     L += ["## Conditions", "",

@@ -59,8 +59,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
     pat = main[main.name == "pattern"]
     first_src = sorted(pat.source.unique())[0] if not pat.empty else None
     L = ["# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
-    if quick_shrunk:
-        L += ["> **QUICK RUN — not the paper's setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
+    L += R.quick_banner(quick_shrunk)
     # the one-screen answer first (issue 13), with the report's own headline
     hl = headline(df, here=here, pairs=pairs, records=manycore_records)
     L += R.screen_markdown(df, name="paper3", headline=hl[0].removeprefix(R.HEADLINE_MARK) if hl else None)

@@ -191,8 +191,8 @@ def tables23_rows(sp: pd.DataFrame, setup, cal, profile, backend: str, *, over=N
                                "measured" and P > 1 else None, profile=prof,
                                oversubscribed="yes" if kind == "measured" and over(P) else None)
             tmed = float(np.median(g.time_s))
-            rows.append(R.row(NAME, table, "speedup", cond, "x", reported=rep.get(P), ours=med,
-                              low=lo, high=hi, kind=kind, runs=len(g),
+            rows.append(R.spread_row(NAME, table, "speedup", cond, "x", g.speedup, reported=rep.get(P),
+                                     kind=kind,
                               note=(f"paper at width {setup.paper_width:,}; ours: serial MLP time / "
                                     f"node-parallel time per pass (median over runs {tmed * 1e3:.3g} ms), "
                                     f"one pattern, fastest of {setup.passes_timed} passes per run, "

@@ -39,8 +39,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
                     manycore_records, manycore_profiles, over) -> str:
     f = R.fmt
     L = ["# paper4 — Hlynsson & Schmitz (2016): node-parallel MLP training and its speedup model", ""]
-    if quick_shrunk:
-        L += ["> **QUICK RUN — not the default setup.** Shrunk: " + "; ".join(quick_shrunk) + ".", ""]
+    L += R.quick_banner(quick_shrunk)
     # the one-screen answer first (issue 13), with the report's own headline
     hl = headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
     L += R.screen_markdown(df, name="paper4", headline=hl[0].removeprefix(R.HEADLINE_MARK) if hl else None)
