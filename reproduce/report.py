@@ -163,10 +163,15 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def code_version() -> dict:
-    """The commit the code ran from and whether tracked files differed from it (None
-    outside a git checkout), so a committed result names the code that produced it."""
-    root = Path(__file__).resolve().parents[1]
+RESULTS_DIR = "results"  # the committed results: rewriting them is not a change of code
+
+
+def code_version(root: Path | None = None) -> dict:
+    """The commit the code ran from and whether tracked files outside ``results/`` differed
+    from it (None outside a git checkout), so a committed result names the code that
+    produced it. ``results/`` is left out of the check: `reproduce all` rewrites
+    results/paper0/ before paper1's summary is made, and that is no change of code."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
 
     def git(*args):
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
@@ -174,7 +179,8 @@ def code_version() -> dict:
 
     try:
         return {"commit": git("rev-parse", "HEAD"),
-                "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+                "dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                                  f":(exclude){RESULTS_DIR}"))}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
 

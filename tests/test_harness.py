@@ -128,3 +128,28 @@ def test_a_stalled_task_is_never_cached(toy, tmp_path, monkeypatch):
     CALLS.clear()
     s = run_paper(toy, out=tmp_path / "toy", seed=5, workers=1)
     assert 1 in CALLS and s["meta"]["tasks_from_cache"] == len(cached)
+
+
+def test_code_version_dirty_means_code_not_results(tmp_path):
+    """summary.json's ``dirty``: a rewritten results file (what `reproduce all` leaves behind
+    paper0 when it reaches paper1) is no change of code; an edited source file is."""
+    import subprocess
+
+    from reproduce.report import code_version
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "x.csv").write_text("1\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    assert code_version(tmp_path)["dirty"] is False
+    (tmp_path / "results" / "x.csv").write_text("2\n")
+    assert code_version(tmp_path)["dirty"] is False
+    (tmp_path / "a.py").write_text("x = 2\n")  # negative control: a change of code
+    v = code_version(tmp_path)
+    assert v["dirty"] is True and len(v["commit"]) == 40
+    assert code_version(tmp_path / "nowhere")["dirty"] is None  # outside any checkout
