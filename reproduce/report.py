@@ -20,8 +20,10 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from reproduce.spread import ci_note
 from reproduce.store import atomic_write, dumps
 
 COLUMNS = ["paper", "table", "quantity", "condition", "unit", "reported", "ours", "ours_low",
@@ -143,10 +145,6 @@ def spread_row(paper: str, table: str, quantity: str, cond: str, unit: str, valu
     seeded by the row's own label so that a rebuild gives the same interval).
     ``drop_missing``: leave None and NaN out first (a run that has no value for this
     quantity); otherwise one NaN makes the median NaN and the interval is left out."""
-    import numpy as np
-
-    from reproduce.spread import ci_note
-
     vals = list(values)
     if drop_missing:
         vals = [x for x in vals if x is not None and not math.isnan(x)]

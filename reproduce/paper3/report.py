@@ -10,7 +10,6 @@ from engine.perfmodel import MachineProfile
 from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
-from reproduce.spread import ci_note
 from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -110,13 +109,10 @@ def stats(df: pd.DataFrame, col: str) -> dict:
 
 
 def srow(table: str, quantity: str, cond: str, unit: str, s: dict, *, note: str = "", **kw) -> dict:
-    """A row of the converged runs' statistics ``s`` (:func:`stats`): median, min–max and,
-    from 3 runs on, the bootstrap interval of the median in the note (issue 13 item 6;
-    reproduce/spread.py, seeded by the row's label so a rebuilt report is identical)."""
-    ci = ci_note(s["values"], label=f"{NAME} {table} {quantity} {cond}")
-    note = f"{note}; {ci}" if note and ci else (note or ci)
-    return R.row(NAME, table, quantity, cond, unit, ours=s["median"], low=s["min"], high=s["max"],
-                 runs=s["ok"], note=note, **kw)
+    """:func:`reproduce.report.spread_row` of the converged runs' values in ``s``
+    (:func:`stats`): median, min–max and, from 3 runs on, the bootstrap interval of the
+    median in the note."""
+    return R.spread_row(NAME, table, quantity, cond, unit, s["values"], note=note, **kw)
 
 
 def _succ(s):
