@@ -95,7 +95,11 @@ def _before_after(t_before: float, t_after: float, unit_scale: float, unit: str)
             f" ({t_before / t_after:.2f}x)")
 
 
-FANN_REFERENCE_US = 650.0  # stated for this machine; used only when FANN is not installed
+# FANN 2.2 (Debian libfann-dev 2.2.0+ds-8, double) measured on the 2-core development
+# machine by this script on 2026-11-23: 437 µs per epoch. The 650 µs quoted here before
+# was never measured on it and overstated our ratio 1.5x, so without FANN the target
+# is "not measured"; this figure is printed for orientation only.
+FANN_REFERENCE_US = 437.0
 FANN_HEADERS = ("/usr/include/doublefann.h", "/usr/include/fann.h")
 
 
@@ -190,9 +194,9 @@ def target_parity(rep: Report, *, rounds: int, tmp: str, old: dict | None = None
     else:
         print("  FANN 2.2 is not installed (no /usr/include/doublefann.h): install it with\n"
               "      apt-get install libfann-dev\n"
-              f"  using the reference figure {FANN_REFERENCE_US:.0f} µs per epoch stated for this "
-              "machine (reference, not measured in this run)")
-        ref, label = FANN_REFERENCE_US, "FANN reference, not measured in this run"
+              f"  (for orientation only: {FANN_REFERENCE_US:.0f} µs per epoch was measured on the "
+              "2-core development machine on 2026-11-23; not this run, so no verdict)")
+        ref, label = FANN_REFERENCE_US, "not measured: FANN not installed"
     ratio = ref / ours_us
     print(f"  speed ratio FANN/ours = {ratio:.2f}x  ({label})")
     if "float" in fann:
@@ -203,7 +207,8 @@ def target_parity(rep: Report, *, rounds: int, tmp: str, old: dict | None = None
               f"{ref / min(before):.2f}x")
     b = f"; before {ref / min(before):.2f}x" if before else ""
     rep.add("1 parity epoch vs FANN 2.2", f"{ratio:.2f}x ({_fmt(ours_us, 'µs')} vs "
-            f"{_fmt(ref, 'µs')}{b})", ">= 5x", ratio >= 5.0, "" if "double" in fann else label)
+            f"{_fmt(ref, 'µs')}{b})", ">= 5x", "double" in fann and ratio >= 5.0,
+            "" if "double" in fann else label)
 
 
 # -- 2. bunch training against the roofline and PyTorch ----------------------------
