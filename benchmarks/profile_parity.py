@@ -18,17 +18,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from time import perf_counter
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.bench_bunch import _best  # noqa: E402
 from benchmarks.bench_parity import ParityEpoch  # noqa: E402
 
 
-def ops(job: ParityEpoch) -> list[tuple[str, object]]:
-    """(label, zero-argument call) for every numpy call of one epoch, in the engine's order."""
+def ops(job: ParityEpoch) -> tuple[list[tuple[str, object]], object]:
+    """(label, zero-argument call) for every numpy call of one epoch, in the engine's order,
+    and, for comparison, the broadcast multiply that the einsum outer product replaced."""
     net, X, T = job.net, job.X, job.T
     W, b = net.W, net.b
     y, _ = net.forward(X, ws=job.ws)
@@ -47,6 +48,7 @@ def ops(job: ParityEpoch) -> list[tuple[str, object]]:
     v = np.full(net.n_params, 1e-3)  # away from subnormals
     upd, v2, w2 = np.empty_like(g), np.empty_like(g), np.empty_like(g)
     lr_n, m, w = -job.opt.lr / job.n, job.opt.momentum, net.params
+    before = lambda: np.multiply(d2, W[2].T, out=o1)  # noqa: E731 (256,1)*(1,100), before e504026
     return [
         ("fwd  X @ W1              (256,8)@(8,100)", lambda: np.matmul(X, W[1], out=o1)),
         ("fwd  + b1                (256,100)", lambda: np.add(z1, b[1], out=o1)),
@@ -75,14 +77,7 @@ def ops(job: ParityEpoch) -> list[tuple[str, object]]:
                                                                np.multiply(v, m, out=v2),
                                                                np.add(v2, upd, out=v2),
                                                                np.add(w, v2, out=w2))),
-    ]
-
-
-def mean_seconds(fn, calls: int) -> float:
-    t = perf_counter()
-    for _ in range(calls):
-        fn()
-    return (perf_counter() - t) / calls
+    ], before
 
 
 def main(argv=None) -> int:
@@ -92,22 +87,28 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     with threadpool_limits(1):
         job = ParityEpoch()
-        steps = ops(job) + [("ParityEpoch.epoch (the engine, whole)", job.epoch)]
+        listed, before = ops(job)
+        steps = listed + [("ParityEpoch.epoch (the engine, whole)", job.epoch),
+                          ("delta2 * W2ᵀ broadcast multiply (before)", before)]
         best = [float("inf")] * len(steps)
         for _, fn in steps:  # warm-up
-            mean_seconds(fn, max(1, args.calls // 10))
+            _best(fn, max(1, args.calls // 10), 1)
         for _ in range(args.rounds):
             for i, (_, fn) in enumerate(steps):
-                best[i] = min(best[i], mean_seconds(fn, args.calls))
-    *parts, whole = best
+                best[i] = min(best[i], _best(fn, args.calls, 1))
+    *parts, whole, t_before = best
     total = sum(parts)
+    t_einsum = next(t for (label, _), t in zip(steps, parts) if "einsum" in label)
     print(f"numpy {np.__version__}; best of {args.rounds} interleaved rounds x {args.calls} calls; "
           "one thread")
     for (label, _), t in zip(steps, parts):
         print(f"  {label:44s} {t * 1e6:7.1f} µs  {t / total:5.1%}")
     print(f"  {'sum of the ops':44s} {total * 1e6:7.1f} µs")
-    print(f"  {steps[-1][0]:44s} {whole * 1e6:7.1f} µs")
+    print(f"  {steps[-2][0]:44s} {whole * 1e6:7.1f} µs")
     print(f"  {'whole - sum (engine Python, buffers)':44s} {(whole - total) * 1e6:7.1f} µs")
+    print(f"for comparison, the outer product as it was computed before e504026:\n"
+          f"  {steps[-1][0]:44s} {t_before * 1e6:7.1f} µs  (einsum: "
+          f"{t_einsum * 1e6:.1f} µs, {t_before / t_einsum:.2f}x faster)")
     return 0
 
 
