@@ -133,6 +133,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--nettalk-file", type=nonempty_path, default=None,
                     help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
                          "sets NETTALK_DATA")
+    ap.add_argument("--jobs", type=positive_int, default=None,
+                    help="emulated tasks run this many at a time, each on a core of its own; measured "
+                         "tasks always run alone (default: the cores this process may use; 1 with "
+                         "--backend mpi)")
     ap.add_argument("--stall-timeout", type=stall_timeout, default=_DEFAULT, metavar="S",
                     help="end the run (exit 1, naming the worker) when one collective waits more than "
                          "S seconds; 0 or none: wait forever (default: the engine's, generous)")
@@ -226,7 +230,7 @@ def _run_paper(name: str, args, comm) -> dict | None:
     if comm is None and args.workers is None:
         workers = paper.default_workers()
     return run_paper(paper, setup=setup, mode=mode, workers=workers, backend=args.backend,
-                     seed=args.seed, out=out, comm=comm, profile=args.profile,
+                     seed=args.seed, out=out, comm=comm, profile=args.profile, jobs=args.jobs,
                      progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))
 
 
@@ -243,6 +247,25 @@ def _profile(spec):
         return resolve(spec)
     except (ValueError, OSError) as e:
         raise UsageError(f"--profile {spec}: {e}") from None
+
+
+def _jobs(jobs: int | None, backend: str) -> int:
+    """--jobs, checked: emulated compute is timed one task per core, so never more tasks
+    than the cores this process may use, and under MPI rank 0 runs its tasks alone."""
+    from reproduce.runner import usable_cores
+
+    cores = usable_cores()
+    if backend == "mpi":
+        if jobs not in (None, 1):
+            raise UsageError(f"--jobs {jobs} needs --backend local: under MPI rank 0 runs the "
+                             "emulated tasks one at a time")
+        return 1
+    if jobs is None:
+        return cores
+    if jobs > cores:
+        raise UsageError(f"--jobs {jobs} is more than the {cores} cores this process may use: "
+                         "emulated compute would be timed on shared cores")
+    return jobs
 
 
 def _mpi_comm(args):
@@ -317,6 +340,7 @@ def main(argv=None) -> int:
                              + ", ".join(BY_NAME))
         if t != "all" and BY_NAME[t]["module"] is None:
             raise UsageError(f"{t} is not implemented yet; `python -m reproduce list` shows which are")
+        args.jobs = _jobs(args.jobs, args.backend)
         if args.backend == "mpi":
             comm = _mpi_comm(args)
         names = [p["name"] for p in PAPERS if p["module"]] if t == "all" else [t]

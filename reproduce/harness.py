@@ -97,6 +97,7 @@ class Run:
     out: Path
     comm: object = None  # the MPI communicator, or None
     profile: object = None  # --profile: the MachineProfile behind the emulated rows; None: measure `here`
+    jobs: int = 1  # emulated tasks at a time (runner.execute); measured ones always run alone
     context: dict = field(default_factory=dict)  # set by prepare; "profiles" go into the metadata
     meta: dict = field(default_factory=dict)  # paper-specific metadata, set by prepare
 
@@ -149,7 +150,7 @@ def data_identity(paper: Paper, run) -> object:
 def conditions(run) -> dict:
     """What a measured time depends on besides its configuration (runner.task_conditions)."""
     return {"backend": run.backend, "world_size": 1 if run.comm is None else run.comm.size,
-            "workers": run.workers, "machine": runner.machine_identity()}
+            "workers": run.workers, "machine": runner.machine_identity(), "jobs": run.jobs}
 
 
 def _loadavg() -> list[float]:
@@ -158,7 +159,7 @@ def _loadavg() -> list[float]:
 
 def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: int | None = None,
               backend: str = "local", seed: int = 1, comm=None, progress_factory=None,
-              profile=None, origin: dict | None = None) -> dict | None:
+              profile=None, origin: dict | None = None, jobs: int = 1) -> dict | None:
     """Run every task of ``paper`` (cached), then write ``out`` on rank 0.
 
     ``setup`` defaults to the paper's setup for ``mode``; ``workers`` to the
@@ -167,7 +168,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     progress bar. ``profile`` (a MachineProfile) replaces the ``here`` profile the
     paper would measure behind its emulated rows. ``origin``: the metadata of the run
     that computed the cached task results, when this invocation only rebuilds the
-    files from them (tools/rebuild_from_cache.py); the reports say so.
+    files from them (tools/rebuild_from_cache.py); the reports say so. ``jobs``: emulated
+    tasks at a time (:func:`reproduce.runner.execute`; 1 under MPI).
 
     Each result from the cache carries ``_cached_from`` ({invocation, date_utc,
     load_1min} of the run that computed it); a fresh one has none. ``meta["invocation"]``
@@ -178,7 +180,7 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     load0 = _loadavg()
     setup = setup if setup is not None else paper.setups[mode]
     workers = workers if workers is not None else paper.default_workers()
-    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile)
+    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile, jobs=jobs)
     if paper.prepare is not None:
         paper.prepare(run)
     tasks = paper.make_tasks(run)
@@ -192,8 +194,9 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
              "backend": backend, "code": code_hash("engine", "datasets", *paper.code),
              "data": data_identity(paper, run)}
     progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
+    stats: dict = {}
     results = execute(tasks, lambda t, c: paper.run_task(t, c, run), cache=cache, extra=extra,
-                      progress=progress, comm=comm, conditions=cond)
+                      progress=progress, comm=comm, conditions=cond, jobs=jobs, stats=stats)
     if results is None:
         return None
     from reproduce.report import run_metadata
@@ -208,6 +211,9 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
     meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
              "tasks_from_cache": cache.hits, "invocation": invocation, "conditions": cond,
+             # seconds the tasks computed by this invocation took, by kind: their sum is what
+             # the run would have taken one task at a time (emulated ones timed `jobs` at a time)
+             "task_seconds": stats["task_s"],
              "cached_from": sorted(cache.sources.values(), key=lambda s: str(s["date_utc"])),
              "null_means": NULL_MEANS, **run.meta}
     if origin is not None:

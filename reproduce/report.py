@@ -206,6 +206,22 @@ def run_metadata(**extra) -> dict:
     }
 
 
+def jobs_line(meta: dict) -> list[str]:
+    """A report's note, under its Run line, when the emulated tasks ran several at a time
+    (``--jobs``, :func:`reproduce.runner.execute`): a condition of their compute timings;
+    and how long the tasks computed by this run took, one after another."""
+    jobs = (meta.get("conditions") or {}).get("jobs", 1)
+    if jobs <= 1:
+        return []
+    ts = meta.get("task_seconds") or {}
+    took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))
+    return [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS thread "
+            "(`--jobs`): their compute was timed beside the others, as a worker's is beside its "
+            "peers; measured tasks ran alone. "
+            + (f"Time the tasks computed by this invocation took, summed over tasks: {took} (the "
+               "wall time is shorter where emulated tasks overlapped)." if took else ""), ""]
+
+
 def origin_line(meta: dict) -> list[str]:
     """A report's note, under its Run line, when the files were rebuilt from an earlier
     run's task cache: which run computed the task results (``meta["origin"]``)."""

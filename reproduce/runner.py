@@ -15,13 +15,22 @@ need several ranks run first, each on a sub-communicator of the first
 ``workers`` ranks; then the other ranks are released and rank 0 runs the
 single-process tasks (serial and emulated) alone, so idle ranks polling MPI do
 not steal its cores.
+
+``jobs`` > 1 (local backend only): every measured task still runs alone, one after
+another; then the emulated tasks run ``jobs`` at a time, each in a forked process
+with one BLAS thread (:func:`_pool`). An emulated task times one worker's compute at
+a time; beside ``jobs`` − 1 other such tasks that compute shares the machine's
+memory and caches the way a real worker's does beside its peers. It is a condition
+of the timing, so it is in the emulated task's key (:func:`task_conditions`).
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import platform
+import signal
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,10 +66,24 @@ def machine_identity() -> dict:
     return {"host": socket.gethostname(), "cpu": _cpu_model(), "cores": os.cpu_count()}
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def task_conditions(conditions: dict, kind: str) -> dict:
-    """The part of the run's ``conditions`` a task of ``kind`` is keyed on: all of them
-    for a measured task, the machine for an emulated one."""
-    return dict(conditions) if kind == "measured" else {"machine": conditions["machine"]}
+    """The part of the run's ``conditions`` a task of ``kind`` is keyed on: for a measured
+    task all of them but ``jobs`` (it always runs alone); for an emulated one the machine,
+    and ``jobs`` where more than one emulated task ran at a time."""
+    if kind == "measured":
+        return {k: v for k, v in conditions.items() if k != "jobs"}
+    c = {"machine": conditions["machine"]}
+    if conditions.get("jobs", 1) > 1:
+        c["jobs"] = conditions["jobs"]
+    return c
 
 
 def invocations(*results: dict, current: str) -> set:
@@ -86,20 +109,28 @@ class Task:
 
 
 def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progress=None,
-            comm=None, conditions: dict | None = None) -> list[tuple[Task, dict]] | None:
+            comm=None, conditions: dict | None = None, jobs: int = 1,
+            stats: dict | None = None) -> list[tuple[Task, dict]] | None:
     """Run ``fn(task, comm)`` for every task not in the cache; return (task, result) pairs.
 
     ``fn`` gets a communicator of ``task.workers`` ranks under MPI for
     multi-rank measured tasks, else None. Returns None on ranks other than 0.
     ``extra`` goes into every task's key; ``conditions`` (backend, world_size,
-    workers, machine) into each task's as :func:`task_conditions` says. A result
+    workers, machine, jobs) into each task's as :func:`task_conditions` says. A result
     from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`).
+    ``jobs``: emulated tasks at a time (module docstring; 1 under MPI). ``stats``, when
+    given, gets the seconds the tasks computed here took, summed by kind
+    (``task_s``), and their count (``computed``).
     """
+    if comm is not None and jobs != 1:
+        raise ValueError("jobs > 1 needs the local backend: rank 0 runs its tasks alone under MPI")
     rank = 0 if comm is None else comm.rank
     multi = [t for t in tasks if comm is not None and t.kind == "measured" and t.workers > 1]
     single = [t for t in tasks if t not in multi]
     done: dict[int, dict] = {}
     subs: dict[int, object] = {}
+    stats = {} if stats is None else stats
+    stats.update(task_s={}, computed=0)
 
     def key(t):
         c = t.config(extra)
@@ -110,8 +141,11 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     def cached(t):
         return cache.get(key(t)) if cache is not None and rank == 0 else None
 
-    def load():
-        return round(os.getloadavg()[0], 2)
+    def finished(t, res, seconds, load0):
+        if rank == 0:
+            cache is not None and cache.put(key(t), res, load_1min=load0, seconds=seconds)
+            stats["task_s"][t.kind] = stats["task_s"].get(t.kind, 0.0) + seconds
+            stats["computed"] += 1
 
     for t in multi:
         hit = cached(t)
@@ -120,11 +154,10 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
             if t.workers not in subs:
                 subs[t.workers] = comm.split(t.workers)
             sub = subs[t.workers]
-            load0 = load()
+            load0, t0 = _load(), time.perf_counter()
             res = fn(t, sub) if sub is not None else None
-            if rank == 0:
-                cache is not None and cache.put(key(t), res, load_1min=load0)
-                hit = res
+            finished(t, res, time.perf_counter() - t0, load0)
+            hit = res
         if rank == 0:
             done[id(t)] = hit
             progress and progress.step(t.label())
@@ -132,12 +165,80 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
         comm.comm.bcast(None, root=0)  # release the other ranks
         if rank != 0:
             return None
+    pooled = {id(t) for t in single if t.kind == "emulated"} if jobs > 1 else set()
+    todo = []
     for t in single:
         hit = cached(t)
-        if hit is None:
-            load0 = load()
+        if hit is not None:
+            done[id(t)] = hit
+            progress and progress.step(t.label())
+        elif id(t) in pooled:
+            todo.append(t)
+        else:
+            load0, t0 = _load(), time.perf_counter()
             hit = fn(t, None)
-            cache is not None and cache.put(key(t), hit, load_1min=load0)
-        done[id(t)] = hit
+            finished(t, hit, time.perf_counter() - t0, load0)
+            done[id(t)] = hit
+            progress and progress.step(t.label())
+    for t, res, seconds, load0 in _pool(todo, fn, jobs):
+        finished(t, res, seconds, load0)
+        done[id(t)] = res
         progress and progress.step(t.label())
     return [(t, done[id(t)]) for t in tasks]
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+# What the pool's children run, set before they fork (they inherit it: the task function
+# closes over the paper's run, its data and profiles, which need not be picklable).
+_POOL: dict = {}
+
+
+def _pool_child(parent: int, started, cpus: list) -> None:
+    """A pool child: SIGTERM kills it (the parent's handler is not for it), Ctrl-C is the
+    parent's to handle, it dies with its parent and runs on a core of its own (as a
+    local-backend worker does), and its BLAS runs one thread: the pool's parallelism is
+    its processes."""
+    from threadpoolctl import threadpool_limits
+
+    from engine.comm.base import reset_signals_in_child
+    from engine.comm.local import _die_with_parent
+
+    reset_signals_in_child()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    with started.get_lock():  # the k-th child started takes the k-th core
+        k = started.value
+        started.value += 1
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpus[k % len(cpus)]})
+    _POOL["limits"] = threadpool_limits(1)
+
+
+def _pool_task(i: int):
+    t = _POOL["tasks"][i]
+    load0, t0 = _load(), time.perf_counter()
+    res = _POOL["fn"](t, None)
+    return i, res, time.perf_counter() - t0, load0
+
+
+def _pool(tasks: list[Task], fn, jobs: int):
+    """Yield (task, result, seconds, load at its start) for ``tasks``, ``jobs`` at a time in
+    forked processes, in the order they finish; a task that raised raises here, after
+    which the pool is terminated (the results yielded before it are cached)."""
+    if not tasks:
+        return
+    import multiprocess as mp
+
+    _POOL.update(fn=fn, tasks=tasks)
+    try:
+        ctx = mp.get_context("fork")
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+        args = (os.getpid(), ctx.Value("i", 0), cpus)
+        with ctx.Pool(min(jobs, len(tasks)), initializer=_pool_child, initargs=args) as pool:
+            for i, res, seconds, load0 in pool.imap_unordered(_pool_task, range(len(tasks))):
+                yield tasks[i], res, seconds, load0
+    finally:
+        _POOL.clear()

@@ -280,9 +280,14 @@ class RunCache:
         s["tasks"] += 1
         return {**d["result"], "_cached_from": came}
 
-    def put(self, config: dict, result: dict, *, load_1min: float | None = None) -> None:
+    def put(self, config: dict, result: dict, *, load_1min: float | None = None,
+            seconds: float | None = None) -> None:
+        """Store ``result``; ``recorded`` beside it: the invocation, the machine, when, the
+        1-minute load at the task's start and the ``seconds`` the task took."""
         result = {k: v for k, v in result.items() if k != "_cached_from"}
         rec = {**self.recorded, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "load_1min": load_1min}
+        if seconds is not None:
+            rec["seconds"] = round(seconds, 3)
         atomic_write(self.path(config), dumps({"config": config, "result": result, "recorded": rec},
                                               strict=False))

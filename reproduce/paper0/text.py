@@ -131,6 +131,7 @@ def report_markdown(df, *, setup, profiles, meta, figs, stats, quick_shrunk, tra
           f"{meta['cpu_count']} cores ({meta['platform']}), 1-min load average {lo.get('min', '–')}–{lo.get('max', '–')} "
           f"during the tasks, wall {meta['wall_s']:.0f} s. Paper: {MACHINE}.", ""]
     L += R.origin_line(meta)
+    L += R.jobs_line(meta)
     L += [_profile_line(p) for p in profiles]
     L += ["",
           "Kinds: **measured** (timed here; a run with more workers than cores is labelled "

@@ -64,6 +64,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
           f"load average {la[0]:.2f} at the start and {lb[0]:.2f} at the end (other jobs shared the "
           f"machine: timings are ratios within this run). `close` means within ±{R.DEFAULT_TOLERANCE:.0%}.", ""]
     L += R.origin_line(meta)
+    L += R.jobs_line(meta)
     if meta.get("history"):
         L += [f"History of these files: {meta['history']}", ""]
     n_cov, missing = class_coverage()

@@ -174,6 +174,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data) 
     L += R.quick_banner(quick_shrunk)
     L += R.screen_markdown(df, name="paper2", headline=headline(df, setup=setup))  # issue 13
     L += R.origin_line(meta)
+    L += R.jobs_line(meta)
     L += ["## Conditions", "",
           f"- Data: {len(data.seqs):,} synthetic pen trajectories (datasets/handwriting.py: Hershey "
           f"fonts, CMU-dictionary words, {setup.n_writers} writers with their own slant, size, "

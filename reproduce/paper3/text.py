@@ -72,6 +72,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           f"Verdict `close` means within ±{R.DEFAULT_TOLERANCE:.0%} of the paper's value "
           f"(exact match for the best local epoch).", ""]
     L += R.origin_line(meta)
+    L += R.jobs_line(meta)
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",
           f"| problem | {setup.bits}-bit parity, all {2**setup.bits} patterns | §5, same |",

@@ -54,6 +54,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
           "speedups are ratios taken within one run). Verdicts: Table 1 cells `close` within "
           "±1 % of the paper's, everything else within ±10 %.", ""]
     L += R.origin_line(meta)
+    L += R.jobs_line(meta)
     widths = ", ".join(f"{w:,}" for w in setup.widths)
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",

@@ -1,0 +1,159 @@
+"""reproduce.runner.execute with ``jobs`` > 1: emulated tasks several at a time in forked
+processes, measured tasks alone in the parent, the same results as one at a time, the
+cache keys, failures, and no child outliving a SIGTERMed parent. Negative controls: the
+same checks on ``jobs=1`` see one process and no overlap."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from reproduce.runner import Task, execute, task_conditions
+from reproduce.store import RunCache
+
+ROOT = Path(__file__).resolve().parent.parent
+COND = {"backend": "local", "world_size": 1, "workers": 2, "machine": {"host": "h"}}
+
+
+def tasks(n_emulated=4):
+    T = [Task("serial", "measured", 1, {"run": i}) for i in range(2)]
+    T += [Task("pattern", "emulated", 1, {"run": i}) for i in range(n_emulated)]
+    return T
+
+
+def fn(task, comm):
+    """A result that depends only on the task, and where and when it ran."""
+    t0 = time.monotonic()
+    time.sleep(0.2)
+    return {"value": (task.params["run"] + 1) ** 2 * (3 if task.kind == "emulated" else 1),
+            "pid": os.getpid(), "span": [t0, time.monotonic()]}
+
+
+def run(jobs, cache=None, stats=None, T=None):
+    T = tasks() if T is None else T
+    return execute(T, fn, cache=cache, extra={"paper": "toy"}, conditions={**COND, "jobs": jobs},
+                   jobs=jobs, stats=stats)
+
+
+def overlaps(spans):
+    spans = sorted(spans)
+    return any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+
+
+def test_jobs_give_the_same_results_with_emulated_tasks_elsewhere_and_overlapping():
+    one, two = run(1), run(2)
+    assert [t for t, _ in one] == [t for t, _ in two]  # in the task list's order
+    assert [r["value"] for _, r in one] == [r["value"] for _, r in two]
+    me = os.getpid()
+    em2 = [r for t, r in two if t.kind == "emulated"]
+    me2 = [r for t, r in two if t.kind == "measured"]
+    assert all(r["pid"] == me for r in me2)  # measured: in the parent
+    assert all(r["pid"] != me for r in em2)  # emulated: in pool children
+    assert len({r["pid"] for r in em2}) == 2
+    assert overlaps([r["span"] for r in em2])
+    # measured tasks ran alone: every one ended before the first emulated one began
+    assert max(r["span"][1] for r in me2) <= min(r["span"][0] for r in em2)
+    # negative control: one at a time, all in this process, never overlapping
+    assert {r["pid"] for _, r in one} == {me}
+    assert not overlaps([r["span"] for _, r in one])
+
+
+def test_stats_sum_each_kinds_task_seconds():
+    stats = {}
+    run(2, stats=stats)
+    assert stats["computed"] == 6
+    assert 2 * 0.2 <= stats["task_s"]["measured"] < 2 * 0.2 + 1.0
+    assert 4 * 0.2 <= stats["task_s"]["emulated"] < 4 * 0.2 + 2.0
+
+
+def test_jobs_key_emulated_tasks_only(tmp_path):
+    assert task_conditions({**COND, "jobs": 2}, "measured") == COND
+    assert task_conditions({**COND, "jobs": 2}, "emulated") == {"machine": COND["machine"], "jobs": 2}
+    assert task_conditions({**COND, "jobs": 1}, "emulated") == {"machine": COND["machine"]}
+    cache = RunCache(tmp_path)
+    run(1, cache=cache)
+    stats = {}
+    again = run(2, cache=cache, stats=stats)
+    # the measured tasks come from the cache; the emulated ones are timed anew, beside each other
+    assert stats["computed"] == 4
+    assert [("_cached_from" in r) for t, r in again] == [t.kind == "measured" for t, _ in again]
+    stats = {}
+    run(2, cache=cache, stats=stats)
+    assert stats["computed"] == 0  # and now all of them
+
+
+def boom(task, comm):
+    if task.params["run"] == 2:
+        raise ValueError("task 2 failed")
+    return {"pid": os.getpid()}
+
+
+def test_a_failing_pooled_task_raises_here_and_leaves_no_child():
+    import multiprocess as mp
+
+    with pytest.raises(ValueError, match="task 2 failed"):
+        execute(tasks(), boom, cache=None, extra={}, conditions={**COND, "jobs": 2}, jobs=2)
+    assert mp.active_children() == []
+
+
+def test_jobs_need_the_local_backend():
+    with pytest.raises(ValueError, match="needs the local backend"):
+        execute(tasks(), fn, cache=None, extra={}, comm=object(), jobs=2)
+
+
+MAIN = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from engine.comm.base import install_termination_handler
+    from reproduce.runner import Task, execute
+
+    out = Path(sys.argv[1])
+    install_termination_handler("terminated (SIGTERM): jobs test")
+
+    def fn(task, comm):
+        Path(out, f"{task.params['run']}.tmp").write_text(str(os.getpid()))
+        os.rename(out / f"{task.params['run']}.tmp", out / f"{task.params['run']}.pid")
+        time.sleep(600)
+
+    T = [Task("pattern", "emulated", 1, {"run": i}) for i in range(4)]
+    execute(T, fn, cache=None, extra={}, jobs=2)
+    print("the run returned", file=sys.stderr)
+""")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc")
+def test_sigterm_ends_the_run_with_143_and_no_child_left(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open(tmp_path / "stderr", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", MAIN, str(tmp_path)], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("*.pid"))) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, (tmp_path / "stderr").read_text()
+        time.sleep(0.05)
+    pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
+    assert all(alive(p) for p in pids) and os.getpid() not in pids  # the control: they run
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=15) == 143
+    assert (tmp_path / "stderr").read_text().splitlines() == ["terminated (SIGTERM): jobs test"]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
