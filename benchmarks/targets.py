@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Measure the project's performance targets within one run; print PASS/FAIL.
 
-    python benchmarks/targets.py            # all six targets (a few minutes)
+    python benchmarks/targets.py            # all seven targets (a few minutes)
     python benchmarks/targets.py --only 2   # one target
     python benchmarks/targets.py --strict   # exit 1 when a target fails
 
@@ -26,6 +26,10 @@ Targets (1, 2 and 5: issue 14's goals):
      (default: 2, 4, 8, 16 up to the free cores), with the algorithms of before
      issue 14 (flat allreduce, copy allgather, unbound workers) timed in the same
      rounds. BENCH_MPIEXEC sets the launcher (e.g. "mpirun --allow-run-as-root").
+  7. `python -m reproduce all` (default settings) <= 60 min on 2 cores: not run here
+     (it takes an hour or more); read from the committed results/*/summary.json, the
+     papers' wall times summed, with the machine, commit, --jobs and each kind's
+     summed task seconds they record.
 
 Targets 1, 2 and 5 also time the kernels as they were before issue 14's work
 (BEFORE, taken with ``git show``) interleaved with the current ones: "before" and
@@ -514,9 +518,39 @@ def target_collectives(rep: Report, *, rounds: int, workers) -> None:
             "; ".join(slower[:3]) + (" …" if len(slower) > 3 else ""))
 
 
+# -- 7. reproduce all, from the committed results -----------------------------------
+
+def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results")) -> None:
+    import json
+
+    print("\n[7] python -m reproduce all, default settings: the committed runs' wall times "
+          f"(read from {os.path.relpath(results, REPO)}/paper*/summary.json, not timed by this script)")
+    total, where = 0.0, set()
+    for name in (f"paper{i}" for i in range(5)):
+        f = os.path.join(results, name, "summary.json")
+        if not os.path.exists(f):
+            print(f"  {name}: no summary.json")
+            total = float("nan")
+            continue
+        m = json.load(open(f))["meta"]
+        cond = m.get("conditions") or {}
+        cpu = (cond.get("machine") or {}).get("cpu", "?")
+        ts = m.get("task_seconds") or {}
+        kinds = ", ".join(f"{k} {v:,.0f} s" for k, v in sorted(ts.items())) or "not recorded"
+        print(f"  {name}: {m['wall_s']:,.0f} s, {m['date_utc']}, {(m.get('code') or {}).get('commit', '?')[:7]}, "
+              f"{cpu}, emulated tasks {cond.get('jobs', 1)} at a time, {m.get('tasks_from_cache', 0)} of "
+              f"{m.get('tasks')} tasks from the cache; task seconds summed by kind: {kinds}")
+        total += m["wall_s"]
+        where.add(((m.get("code") or {}).get("commit"), cpu))
+    print(f"  sum of the five: {total / 60:.1f} min"
+          + ("" if len(where) == 1 else f" (from {len(where)} different commits or CPUs)"))
+    rep.add("7 reproduce all, committed runs", f"{total / 60:.1f} min", "<= 60 min (stretch 45)",
+            total <= 3600, "stretch met" if total <= 2700 else "")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5, 6],
+    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5, 6, 7],
                     help="run only this target (repeatable)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per target")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
@@ -524,7 +558,7 @@ def main(argv=None) -> int:
                     help="target 6's worker counts, comma-separated (default: 2, 4, 8, 16 up to the free cores)")
     args = ap.parse_args(argv)
     _paths()
-    which = set(args.only or [1, 2, 3, 4, 5, 6])
+    which = set(args.only or [1, 2, 3, 4, 5, 6, 7])
     free = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     workers = ([int(w) for w in args.workers.split(",")] if args.workers
                else [p for p in (2, 4, 8, 16) if p <= max(2, free or 2)])
@@ -554,6 +588,8 @@ def main(argv=None) -> int:
             target_lstm(rep, rounds=args.rounds, old=old)
         if 6 in which:
             target_collectives(rep, rounds=args.rounds, workers=workers)
+        if 7 in which:
+            target_reproduce_all(rep)
     rep.print()
     print(f"\n({perf_counter() - t0:.0f} s; ratios taken within this run)")
     if load > 1.0 and which & {3, 4, 6}:

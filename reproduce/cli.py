@@ -134,9 +134,9 @@ def parser() -> argparse.ArgumentParser:
                     help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
                          "sets NETTALK_DATA")
     ap.add_argument("--jobs", type=positive_int, default=None,
-                    help="emulated tasks run this many at a time, each on a core of its own; measured "
-                         "tasks always run alone (default: the cores this process may use; 1 with "
-                         "--backend mpi)")
+                    help="emulated tasks run this many at a time, each on a core of its own, up to the "
+                         "cores here (local backend only); measured tasks always run alone. Default 1: "
+                         "beside each other, emulated compute is timed slower (README, --jobs)")
     ap.add_argument("--stall-timeout", type=stall_timeout, default=_DEFAULT, metavar="S",
                     help="end the run (exit 1, naming the worker) when one collective waits more than "
                          "S seconds; 0 or none: wait forever (default: the engine's, generous)")
@@ -251,17 +251,17 @@ def _profile(spec):
 
 def _jobs(jobs: int | None, backend: str) -> int:
     """--jobs, checked: emulated compute is timed one task per core, so never more tasks
-    than the cores this process may use, and under MPI rank 0 runs its tasks alone."""
+    than the cores this process may use, and under MPI rank 0 runs its tasks alone.
+    Default 1: each emulated task timed alone, as the committed results were made (beside
+    another task its compute was timed up to 1.36× slower here: README, ``--jobs``)."""
     from reproduce.runner import usable_cores
 
     cores = usable_cores()
-    if backend == "mpi":
-        if jobs not in (None, 1):
-            raise UsageError(f"--jobs {jobs} needs --backend local: under MPI rank 0 runs the "
-                             "emulated tasks one at a time")
-        return 1
     if jobs is None:
-        return cores
+        return 1
+    if backend == "mpi" and jobs > 1:
+        raise UsageError(f"--jobs {jobs} needs --backend local: under MPI rank 0 runs the "
+                         "emulated tasks one at a time")
     if jobs > cores:
         raise UsageError(f"--jobs {jobs} is more than the {cores} cores this process may use: "
                          "emulated compute would be timed on shared cores")

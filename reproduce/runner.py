@@ -19,9 +19,11 @@ not steal its cores.
 ``jobs`` > 1 (local backend only): every measured task still runs alone, one after
 another; then the emulated tasks run ``jobs`` at a time, each in a forked process
 with one BLAS thread (:func:`_pool`). An emulated task times one worker's compute at
-a time; beside ``jobs`` − 1 other such tasks that compute shares the machine's
-memory and caches the way a real worker's does beside its peers. It is a condition
-of the timing, so it is in the emulated task's key (:func:`task_conditions`).
+a time; beside ``jobs`` − 1 other such tasks that compute shares the machine's memory
+and caches and is timed slower (tools/jobs_effect.py measures by how much), which the
+profiles' contention factors, taken against compute timed alone, would count again.
+It is a condition of the timing, so it is in the emulated task's key
+(:func:`task_conditions`); the command line's default is 1.
 """
 from __future__ import annotations
 
