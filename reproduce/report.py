@@ -211,9 +211,9 @@ def jobs_line(meta: dict) -> list[str]:
     (``--jobs``, :func:`reproduce.runner.execute`): a condition of their compute timings;
     and how long the tasks computed by this run took, one after another."""
     jobs = (meta.get("conditions") or {}).get("jobs", 1)
-    if jobs <= 1:
-        return []
     ts = meta.get("task_seconds") or {}
+    if jobs <= 1 or ("emulated" not in ts and not meta.get("tasks_from_cache")):
+        return []  # one at a time, or no emulated task to speak of (paper4 has none)
     took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))
     return [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS thread "
             "(`--jobs`): their compute was timed beside the others, which makes it slower than "

@@ -157,3 +157,14 @@ def test_sigterm_ends_the_run_with_143_and_no_child_left(tmp_path):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(p) for p in pids)
+
+
+def test_reports_say_so_only_where_emulated_tasks_ran_several_at_a_time():
+    from reproduce.report import jobs_line
+
+    two = {"conditions": {"jobs": 2}, "task_seconds": {"measured": 3.0, "emulated": 10.0}}
+    line = " ".join(jobs_line(two))
+    assert "ran 2 at a time" in line and "emulated 10 s" in line and "measured 3 s" in line
+    assert jobs_line({**two, "conditions": {"jobs": 1}}) == []  # one at a time: nothing to say
+    assert jobs_line({"conditions": {"jobs": 2}, "task_seconds": {"measured": 3.0}}) == []  # none emulated
+    assert jobs_line({}) == []  # results from before --jobs
