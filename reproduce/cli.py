@@ -256,9 +256,9 @@ def _jobs(jobs: int | None, backend: str) -> int:
     another task its compute was timed up to 1.36× slower here: README, ``--jobs``)."""
     from reproduce.runner import usable_cores
 
-    cores = usable_cores()
     if jobs is None:
         return 1
+    cores = usable_cores()
     if backend == "mpi" and jobs > 1:
         raise UsageError(f"--jobs {jobs} needs --backend local: under MPI rank 0 runs the "
                          "emulated tasks one at a time")

@@ -211,8 +211,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
     meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
              "tasks_from_cache": cache.hits, "invocation": invocation, "conditions": cond,
-             # seconds the tasks computed by this invocation took, by kind: their sum is what
-             # the run would have taken one task at a time (emulated ones timed `jobs` at a time)
+             # seconds the tasks computed by this invocation took, by kind (emulated ones timed
+             # `jobs` at a time, each slower than alone: their sum overstates one at a time)
              "task_seconds": stats["task_s"],
              "cached_from": sorted(cache.sources.values(), key=lambda s: str(s["date_utc"])),
              "null_means": NULL_MEANS, **run.meta}
