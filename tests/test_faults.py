@@ -9,7 +9,8 @@ outlives it.
   the kernel's parent-death signal switched off so the workers' own parent check
   must do it, and with workers that send a large result to a dead parent;
 - an MPI rank SIGSTOPped, SIGKILLed or SIGTERMed under 2-rank mpiexec
-  (tests/mpi_fault_main.py).
+  (tests/mpi_fault_main.py), also SIGTERMed while the launcher's proxy is held
+  stopped, so that it reads the abort and the rank's stderr line late.
 
 Negative controls: without the stall timeout a stopped worker or rank is still
 waiting when the timeout would have fired (the test ends it itself); the check
@@ -411,3 +412,52 @@ def test_mpi_rank_terminated_ends_the_job_with_143(tmp_path):
     assert "Traceback" not in err
     assert dt < END_S
     wait_gone(ranks, 5)
+
+
+def test_mpi_rank_terminated_while_the_launcher_lags_keeps_its_line(tmp_path):
+    """MPI_Abort and the stderr line reach the launcher on separate channels; with the
+    rank's parent (mpich's proxy) stopped for 0.5 s across the SIGTERM, the line was
+    lost in 3 runs of 5 before the rank waited for the launcher to read it."""
+    proc, ranks = launch_mpi(tmp_path, "--stall", "60")
+    proxy = int(Path(f"/proc/{ranks[0]}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    os.kill(proxy, signal.SIGSTOP)
+    try:
+        os.kill(ranks[0], signal.SIGTERM)
+        time.sleep(0.5)
+    finally:
+        os.kill(proxy, signal.SIGCONT)
+    rc, err, dt = end_mpi(proc, ranks)
+    assert rc == 143, err
+    assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
+    assert dt < END_S
+    wait_gone(ranks, 5)
+
+
+def test_rank_waits_until_its_stderr_pipe_is_read(monkeypatch):
+    from engine.comm.mpi import _let_launcher_read_stderr
+
+    r, w = os.pipe()
+    with os.fdopen(w, "w") as writer:
+        monkeypatch.setattr(sys, "stderr", writer)  # here, not in a fixture: capture resets it
+        print("error: why the job ends", file=writer)  # buffered: the wait must flush it
+        t0 = time.monotonic()
+        _let_launcher_read_stderr(limit=0.3)  # nobody reads: it gives up after the limit
+        assert 0.3 <= time.monotonic() - t0 < 2
+        assert os.read(r, 1000) == b"error: why the job ends\n"
+        t0 = time.monotonic()
+        _let_launcher_read_stderr(limit=5)  # all read: it returns at once
+        assert time.monotonic() - t0 < 1
+        monkeypatch.undo()
+    os.close(r)
+
+
+def test_rank_does_not_wait_on_a_file(tmp_path, monkeypatch):
+    from engine.comm.mpi import _let_launcher_read_stderr
+
+    with open(tmp_path / "err", "w") as f:
+        monkeypatch.setattr(sys, "stderr", f)
+        f.write("error: why\n")
+        t0 = time.monotonic()
+        _let_launcher_read_stderr(limit=5)
+        assert time.monotonic() - t0 < 1
+    assert (tmp_path / "err").read_text() == "error: why\n"
