@@ -220,27 +220,59 @@ def _pool_child(parent: int, started, cpus: list) -> None:
 
 
 def _pool_task(i: int):
+    import dill  # multiprocess's pickler, as before: results are pickled as the local backend's are
+
     t = _POOL["tasks"][i]
     load0, t0 = _load(), time.perf_counter()
     res = _POOL["fn"](t, None)
-    return i, res, time.perf_counter() - t0, load0
+    return i, dill.dumps(res), time.perf_counter() - t0, load0
 
 
 def _pool(tasks: list[Task], fn, jobs: int):
     """Yield (task, result, seconds, load at its start) for ``tasks``, ``jobs`` at a time in
-    forked processes, in the order they finish; a task that raised raises here, after
-    which the pool is terminated (the results yielded before it are cached)."""
+    forked processes, in the order they finish. A task that raised raises here; a pool
+    process that ended without a result (killed from outside) raises
+    :class:`engine.comm.base.WorkerError`. Either way every pool process is killed
+    first; the results yielded before are cached.
+
+    concurrent.futures rather than a ``Pool``: a ``Pool`` replaces a process that was
+    killed and waits forever for the task it held.
+    """
     if not tasks:
         return
-    import multiprocess as mp
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    import dill
+
+    from engine.comm.base import WorkerError
 
     _POOL.update(fn=fn, tasks=tasks)
+    ctx = mp.get_context("fork")
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    ex = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx, initializer=_pool_child,
+                             initargs=(os.getpid(), ctx.Value("i", 0), cpus))
+    procs: dict = {}
     try:
-        ctx = mp.get_context("fork")
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
-        args = (os.getpid(), ctx.Value("i", 0), cpus)
-        with ctx.Pool(min(jobs, len(tasks)), initializer=_pool_child, initargs=args) as pool:
-            for i, res, seconds, load0 in pool.imap_unordered(_pool_task, range(len(tasks))):
-                yield tasks[i], res, seconds, load0
+        pending = {ex.submit(_pool_task, i): i for i in range(len(tasks))}
+        procs = ex._processes  # forked by submit; read before shutdown forgets them
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                try:
+                    _, res, seconds, load0 = f.result()
+                except BrokenProcessPool:
+                    raise WorkerError(f"a --jobs process ended without its result (killed from "
+                                      f"outside?) while {tasks[i].label()} was pending or "
+                                      "running") from None
+                yield tasks[i], dill.loads(res), seconds, load0
     finally:
+        alive = [p for p in dict(procs or {}).values() if p.is_alive()]
+        for p in alive:
+            p.kill()
+        ex.shutdown(wait=False, cancel_futures=True)
+        for p in alive:
+            p.join(5)
         _POOL.clear()

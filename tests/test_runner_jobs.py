@@ -95,7 +95,7 @@ def boom(task, comm):
 
 
 def test_a_failing_pooled_task_raises_here_and_leaves_no_child():
-    import multiprocess as mp
+    import multiprocessing as mp
 
     with pytest.raises(ValueError, match="task 2 failed"):
         execute(tasks(), boom, cache=None, extra={}, conditions={**COND, "jobs": 2}, jobs=2)
@@ -138,8 +138,8 @@ def alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc")
-def test_sigterm_ends_the_run_with_143_and_no_child_left(tmp_path):
+def start_main(tmp_path):
+    """The MAIN script, and the pids of its two pool processes once both run a task."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with open(tmp_path / "stderr", "w") as err:
         proc = subprocess.Popen([sys.executable, "-c", MAIN, str(tmp_path)], cwd=ROOT, env=env,
@@ -150,9 +150,34 @@ def test_sigterm_ends_the_run_with_143_and_no_child_left(tmp_path):
         time.sleep(0.05)
     pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
     assert all(alive(p) for p in pids) and os.getpid() not in pids  # the control: they run
+    return proc, pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc")
+def test_sigterm_ends_the_run_with_143_and_no_child_left(tmp_path):
+    proc, pids = start_main(tmp_path)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 143
     assert (tmp_path / "stderr").read_text().splitlines() == ["terminated (SIGTERM): jobs test"]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc")
+def test_a_pool_process_killed_from_outside_ends_the_run_with_an_error(tmp_path):
+    """A ``Pool`` replaced the killed process and waited forever for its task; now the
+    run fails, naming what happened, and the other pool process goes too. The control:
+    before the kill both run and the run goes on (start_main)."""
+    proc, pids = start_main(tmp_path)
+    time.sleep(0.5)
+    assert proc.poll() is None
+    os.kill(pids[0], signal.SIGKILL)
+    assert proc.wait(timeout=15) == 1
+    err = (tmp_path / "stderr").read_text()
+    assert "WorkerError: a --jobs process ended without its result (killed from outside?)" in err
+    assert "the run returned" not in err
     deadline = time.monotonic() + 5
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
