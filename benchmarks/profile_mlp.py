@@ -41,6 +41,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.bench_bunch import BunchStep, _best  # noqa: E402
 from benchmarks.bench_parity import ParityEpoch  # noqa: E402
+from benchmarks.targets import machine_line  # noqa: E402
 
 # Each activation's f(z) (here) and df(y) (``_df_ops_of``) as the engine's activations.py
 # computes them, one numpy call per entry: (label, call(x, out)); each call reads the
@@ -219,7 +220,7 @@ def main(argv=None) -> int:
     unit, scale = ("µs", 1e6) if whole < 1e-2 else ("ms", 1e3)
     w = max(len(label) for label, _ in steps) + 2
     print(f"job {args.job}; numpy {np.__version__}; best of {rounds} interleaved rounds x {calls} "
-          "calls; one thread")
+          f"calls; one thread; {machine_line()}")
     for (label, _), t in zip(listed, parts):
         print(f"  {label:{w}s} {t * scale:8.2f} {unit}  {t / total:5.1%}")
     print(f"  {'sum of the ops':{w}s} {total * scale:8.2f} {unit}")

@@ -59,6 +59,17 @@ def _paths() -> None:
         if p not in sys.path:
             sys.path.insert(0, p)
 
+def machine_line() -> str:
+    """The CPU model and the commit timed (with ``-dirty`` for local changes): verdicts
+    of targets 2 and 6 have differed between CPUs with the same code."""
+    from reproduce.runner import machine_identity
+
+    p = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                       capture_output=True, text=True)
+    commit = p.stdout.strip() if p.returncode == 0 else "unknown (no git)"
+    return f"CPU {machine_identity()['cpu']}; code at {commit}"
+
+
 BEFORE = "e78901e"  # main's HEAD before issue 14's compute work: the "before" kernels
 BEFORE_FILES = {"old_optim": "engine/optim.py", "old_mlp": "engine/nets/mlp.py",
                 "old_losses": "engine/losses.py", "old_lstm": "engine/nets/lstm.py"}
@@ -569,6 +580,7 @@ def main(argv=None) -> int:
     print(f"python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"1-minute load average {load:.2f} at start")
+    print(machine_line())
     rep = Report()
     t0 = perf_counter()
     with tempfile.TemporaryDirectory(prefix="fann-bench-") as tmp:
