@@ -59,14 +59,18 @@ def _paths() -> None:
         if p not in sys.path:
             sys.path.insert(0, p)
 
+
 def machine_line() -> str:
     """The CPU model and the commit timed (with ``-dirty`` for local changes): verdicts
     of targets 2 and 6 have differed between CPUs with the same code."""
     from reproduce.runner import machine_identity
 
-    p = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                       capture_output=True, text=True)
-    commit = p.stdout.strip() if p.returncode == 0 else "unknown (no git)"
+    try:
+        p = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                           capture_output=True, text=True)
+        commit = p.stdout.strip() if p.returncode == 0 else "unknown (not a git checkout)"
+    except OSError:
+        commit = "unknown (no git)"
     return f"CPU {machine_identity()['cpu']}; code at {commit}"
 
 
