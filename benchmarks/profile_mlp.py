@@ -91,7 +91,7 @@ def _check(net, z_pre: list, a: list) -> None:
         df_engine = act.df(a[l], np.empty_like(a[l]))
         if not (np.array_equal(f_ours, f_engine) and np.array_equal(df_ours, df_engine)):
             raise SystemExit(f"profile_mlp: the listed ops of {act.name!r} no longer match "
-                             "engine/activations.py; update F_OPS/DF_OPS")
+                             "engine/activations.py; update F_OPS/_df_ops_of")
 
 
 def ops(job, step) -> list[tuple[str, object]]:

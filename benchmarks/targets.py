@@ -547,7 +547,8 @@ def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results
             print(f"  {name}: no summary.json")
             total = float("nan")
             continue
-        m = json.load(open(f))["meta"]
+        with open(f) as fh:
+            m = json.load(fh)["meta"]
         cond = m.get("conditions") or {}
         cpu = (cond.get("machine") or {}).get("cpu", "?")
         ts = m.get("task_seconds") or {}
