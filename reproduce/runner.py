@@ -269,10 +269,12 @@ def _pool(tasks: list[Task], fn, jobs: int):
                                       "running") from None
                 yield tasks[i], dill.loads(res), seconds, load0
     finally:
-        alive = [p for p in dict(procs or {}).values() if p.is_alive()]
-        for p in alive:
+        for p in [p for p in dict(procs or {}).values() if p.is_alive()]:
             p.kill()
-        ex.shutdown(wait=False, cancel_futures=True)
-        for p in alive:
-            p.join(5)
+        # Wait for the executor's manager thread, which reaps the killed processes. Not
+        # waiting left it running, so (a) it and this thread both reaped the children, and
+        # one could stay listed as alive (CI failed on that), and (b) the next pool forked
+        # while it held the executor's locks, and the new children deadlocked on them in a
+        # garbage collection. tests/test_runner_jobs.py repeats pools to catch both.
+        ex.shutdown(wait=True, cancel_futures=True)
         _POOL.clear()
