@@ -61,8 +61,9 @@ def _paths() -> None:
 
 
 def machine_line() -> str:
-    """The CPU model and the commit timed (with ``-dirty`` for local changes): verdicts
-    of targets 2 and 6 have differed between CPUs with the same code."""
+    """The CPU model, the commit timed (with ``-dirty`` for local changes) and which
+    engine.kernels ran: verdicts of targets 2 and 6 have differed between CPUs with the
+    same code."""
     from reproduce.runner import machine_identity
 
     try:
@@ -71,7 +72,14 @@ def machine_line() -> str:
         commit = p.stdout.strip() if p.returncode == 0 else "unknown (not a git checkout)"
     except OSError:
         commit = "unknown (no git)"
-    return f"CPU {machine_identity()['cpu']}; code at {commit}"
+    from engine import kernels
+
+    if kernels.IMPLEMENTATION == "numba":
+        import numba
+        impl = f"numba {numba.__version__}"
+    else:
+        impl = "numpy (numba absent, or ENGINE_KERNELS=numpy)"
+    return f"CPU {machine_identity()['cpu']}; code at {commit}; element-wise kernels: {impl}"
 
 
 BEFORE = "e78901e"  # main's HEAD before issue 14's compute work: the "before" kernels
@@ -202,7 +210,7 @@ def target_parity(rep: Report, *, rounds: int, tmp: str, old: dict | None = None
                 us, line = run_fann(exe, epochs=1000, repeats=5)
                 fann[kind].append(us)
     ours_us = min(ours)
-    print(f"  ours (numpy float64):        {_fmt(ours_us, 'µs')} per epoch "
+    print(f"  ours (float64):              {_fmt(ours_us, 'µs')} per epoch "
           f"(best of {rounds} rounds × 5 × 1000 epochs; rounds: "
           f"{', '.join(_fmt(x) for x in ours)})")
     if "double" in fann:

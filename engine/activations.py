@@ -19,6 +19,10 @@ class Activation:
     df: Callable[[np.ndarray, np.ndarray], np.ndarray]  # df(y, out) -> out = f'(z) given y
     low: float  # lower asymptote, used to encode targets (e.g. 0 or -1)
     high: float
+    # What engine.kernels fuses: "tanh" is tanh(scale·z), "logistic" ½·tanh(z/2) + ½,
+    # "identity" z; None leaves f and df to themselves.
+    form: str | None = None
+    scale: float = 1.0
 
 
 def _logistic(z, out):
@@ -71,11 +75,11 @@ _symmetric = _scaled_tanh(0.5)
 _tanh15 = _scaled_tanh(1.5)  # paper0: tanh(1.5·x)
 
 ACTIVATIONS: dict[str, Activation] = {
-    "logistic": Activation("logistic", _logistic, _d_logistic, 0.0, 1.0),
-    "tanh": Activation("tanh", *_tanh, -1.0, 1.0),
-    "symmetric_sigmoid": Activation("symmetric_sigmoid", *_symmetric, -1.0, 1.0),
-    "tanh1.5": Activation("tanh1.5", *_tanh15, -1.0, 1.0),
-    "identity": Activation("identity", _identity, _d_identity, -np.inf, np.inf),
+    "logistic": Activation("logistic", _logistic, _d_logistic, 0.0, 1.0, "logistic"),
+    "tanh": Activation("tanh", *_tanh, -1.0, 1.0, "tanh", 1.0),
+    "symmetric_sigmoid": Activation("symmetric_sigmoid", *_symmetric, -1.0, 1.0, "tanh", 0.5),
+    "tanh1.5": Activation("tanh1.5", *_tanh15, -1.0, 1.0, "tanh", 1.5),
+    "identity": Activation("identity", _identity, _d_identity, -np.inf, np.inf, "identity"),
 }
 
 

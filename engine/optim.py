@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import kernels
+
 
 class SGD:
     """Gradient descent with momentum.
@@ -39,7 +41,8 @@ class SGD:
         params += v
 
     def step(self, params: np.ndarray, grad_sum: np.ndarray, count: int) -> None:
-        self.apply(params, self.direction(grad_sum, count))
+        """direction, then apply, in one pass (engine.kernels.sgd: the same operations)."""
+        kernels.sgd(params, grad_sum, self.velocity, -self.lr / count, self.momentum)
 
 
 # ---- paper0: McCann & Kalman (1994) -------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from engine import kernels
 from engine.activations import Activation, get_activation
 from engine.data import Patterns
 from engine.losses import get_loss
@@ -101,8 +102,7 @@ class MLP(FlatParams):
         a[0] = x  # the input itself: no copy
         for l in range(1, self.L + 1):
             z = np.matmul(a[l - 1], self.W[l], out=ws.a[l])  # (B, n_l)
-            z += self.b[l]
-            self.acts[l - 1].f(z, z)
+            kernels.bias_act(self.acts[l - 1], z, self.b[l])  # z ← f(z + b), one pass
         return a[self.L], (a, ws)
 
     def backward(self, dy: np.ndarray, cache, *, out: np.ndarray | None = None,
@@ -117,22 +117,26 @@ class MLP(FlatParams):
         g = np.empty(self.n_params) if out is None else out
         L = self.L
         delta = ws.delta[L]
-        self.acts[L - 1].df(a[L], ws.tmp[L])
-        np.multiply(dy, ws.tmp[L], out=delta)  # (B, n_L)
+        kernels.df_mul(self.acts[L - 1], a[L], dy, delta, ws.tmp[L], None)  # (B, n_L)
+        have_gb = False  # whether the kernel that made delta also summed its columns
         for l in range(L, 0, -1):
             np.matmul(a[l - 1].T, delta, out=self.view(g, f"W{l}"))
-            np.sum(delta, axis=0, out=self.view(g, f"b{l}"))
+            if not have_gb:
+                np.add.reduce(delta, axis=0, out=self.view(g, f"b{l}"))
             if l > 1 or need_dx:
-                if delta.shape[1] == 1:  # an outer product: BLAS is slow at this shape
-                    # einsum's outer loop is 2x the broadcast multiply's speed at (256, 100)
-                    # (11.6 vs 22.8 µs); each element is one rounded product either way, so
-                    # the bits are the same (tests/test_perf_kernels.py checks it).
-                    prev = np.einsum("i,j->ij", delta[:, 0], self.W[l][:, 0],
-                                     out=ws.delta[l - 1])  # (B, n_{l-1})
+                prev, one = ws.delta[l - 1], delta.shape[1] == 1  # (B, n_{l-1})
+                gb = self.view(g, f"b{l - 1}") if l > 1 else None
+                if l > 1 and one:  # an outer product (BLAS is slow at this shape), times f′
+                    have_gb = kernels.outer_df_mul(self.acts[l - 2], a[l - 1], delta[:, 0],
+                                                   self.W[l][:, 0], prev, ws.tmp[l - 1], gb)
+                elif l > 1:
+                    np.matmul(delta, self.W[l].T, out=prev)
+                    have_gb = kernels.df_mul(self.acts[l - 2], a[l - 1], prev, prev,
+                                             ws.tmp[l - 1], gb)
+                elif one:  # ∂E/∂x: no f′ at the input
+                    np.einsum("i,j->ij", delta[:, 0], self.W[l][:, 0], out=prev)
                 else:
-                    prev = np.matmul(delta, self.W[l].T, out=ws.delta[l - 1])  # (B, n_{l-1})
-                if l > 1:
-                    prev *= self.acts[l - 2].df(a[l - 1], ws.tmp[l - 1])
+                    np.matmul(delta, self.W[l].T, out=prev)
                 delta = prev
         if need_dx:
             return g, ws.delta[0]
