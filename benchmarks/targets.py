@@ -429,6 +429,13 @@ def target_speedup(rep: Report, *, rounds: int) -> None:
     print(f"  T1 = {r['t1_s']:.3f} s, T2 = {r['t2_s']:.3f} s (training-loop wall time, best of "
           f"{rounds} interleaved runs each); communication share at 2 workers "
           f"{100 * r['comm_share_2']:.1f}%")
+    for P, key in ((1, "split_1"), (2, "split_2")):
+        sp = r[key]
+        print(f"    T{P}: slowest worker's compute {sp['compute_s']:.3f} s, its communication "
+              f"{sp['comm_s']:.3f} s, the rest {sp['other_s']:.3f} s")
+    c1, c2 = r["split_1"]["compute_s"], r["split_2"]["compute_s"]
+    print(f"  compute alone: T1/T2 = {c1 / c2:.2f} (what the speedup would be with no "
+          "communication and no rest)")
     print(f"  speedup T1/T2 = {r['speedup']:.2f}")
     print(f"  machine parallel capacity = {r['capacity']:.2f} = 2·t(alone)/t(two at once) for "
           "independent single-threaded forward+backward jobs, probed between the runs "
