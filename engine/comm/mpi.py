@@ -22,7 +22,7 @@ Before either abort, the rank waits (at most a second) until the launcher has re
 what it wrote to stderr: MPI_Abort reaches the launcher over PMI and the stderr
 line over a separate pipe, and a launcher that handles the abort first kills the
 job with the line that says why still unread (mpich's hydra lost it about one run
-in thirty on a loaded 2-core machine, every time with its proxy held stopped).
+in thirty on a loaded 2-core machine, and in 3 of 5 runs with its proxy held stopped).
 """
 from __future__ import annotations
 
@@ -108,6 +108,8 @@ def _let_launcher_read_stderr(limit: float = 1.0) -> None:
             time.sleep(0.005)
     except (OSError, ValueError, AttributeError, ImportError):  # a dying rank does what it can
         return
+
+
 _monotonic = time.monotonic
 
 
