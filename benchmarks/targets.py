@@ -567,14 +567,24 @@ def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results
         cond = m.get("conditions") or {}
         cpu = (cond.get("machine") or {}).get("cpu", "?")
         ts = m.get("task_seconds") or {}
-        kinds = ", ".join(f"{k} {v:,.0f} s" for k, v in sorted(ts.items())) or "not recorded"
-        print(f"  {name}: {m['wall_s']:,.0f} s, {m['date_utc']}, {(m.get('code') or {}).get('commit', '?')[:7]}, "
-              f"{cpu}, emulated tasks {cond.get('jobs', 1)} at a time, {m.get('tasks_from_cache', 0)} of "
-              f"{m.get('tasks')} tasks from the cache; task seconds summed by kind: {kinds}")
-        total += m["wall_s"]
+        kinds = ", ".join(f"{k} {v:,.0f} s" for k, v in sorted(ts.items())) or "none computed"
+        # A task taken from the cache cost this invocation nothing: its wall time covers only
+        # the tasks it computed. Add the seconds the cached tasks took when they were computed
+        # (reproduce/store.py records them); where an entry predates that record, the paper
+        # has no full-run time.
+        cached = [s.get("seconds") for s in m.get("cached_from") or []]
+        extra = float("nan") if any(c is None for c in cached) else sum(cached)
+        took = m["wall_s"] + extra
+        print(f"  {name}: {took:,.0f} s, {m['date_utc']}, {(m.get('code') or {}).get('commit', '?')[:7]}, "
+              f"{cpu}, emulated tasks {cond.get('jobs', 1)} at a time; task seconds this invocation "
+              f"computed, by kind: {kinds}"
+              + (f"; {m.get('tasks_from_cache')} of {m.get('tasks')} tasks from the cache: wall "
+                 f"{m['wall_s']:,.0f} s + their recorded {extra:,.0f} s" if cached else ""))
+        total += took
         where.add(((m.get("code") or {}).get("commit"), cpu))
     print(f"  sum of the five: {total / 60:.1f} min"
-          + ("" if len(where) == 1 else f" (from {len(where)} different commits or CPUs)"))
+          + ("" if len(where) == 1 else f" (from {len(where)} different commits or CPUs)")
+          + ("" if total == total else ": not known, a cached task's seconds were not recorded"))
     rep.add("7 reproduce all, committed runs", f"{total / 60:.1f} min", "<= 60 min (stretch 45)",
             total <= 3600, "stretch met" if total <= 2700 else "")
 

@@ -232,8 +232,10 @@ class RunCache:
     and the machine.
 
     ``hits`` counts the runs :meth:`get` found (reported as ``tasks_from_cache``);
-    ``sources`` the invocations they came from. A hit's result carries ``_cached_from``
-    (invocation, date_utc, load_1min of the run that computed it)."""
+    ``sources`` the invocations they came from, each with its ``tasks`` found here and
+    their recorded ``seconds`` summed (None if an entry predates that record). A hit's
+    result carries ``_cached_from`` (invocation, date_utc, load_1min of the run that
+    computed it)."""
 
     def __init__(self, folder: Path, *, recorded: dict | None = None):
         self.folder = Path(folder)
@@ -276,8 +278,10 @@ class RunCache:
         self.hits += 1
         rec = d.get("recorded") or {}
         came = {k: rec.get(k, "unknown") for k in ("invocation", "date_utc", "load_1min")}
-        s = self.sources.setdefault(came["invocation"], {**came, "tasks": 0})
+        s = self.sources.setdefault(came["invocation"], {**came, "tasks": 0, "seconds": 0.0})
         s["tasks"] += 1
+        sec = rec.get("seconds")  # how long the task took when it was computed
+        s["seconds"] = None if sec is None or s["seconds"] is None else s["seconds"] + sec
         return {**d["result"], "_cached_from": came}
 
     def put(self, config: dict, result: dict, *, load_1min: float | None = None,

@@ -250,6 +250,8 @@ def test_a_timing_is_reused_only_under_its_conditions(toy, tmp_path, monkeypatch
     assert CALLS == []  # same conditions: every task from the cache
     came = {r["_cached_from"]["invocation"] for _, r in again["results"]}
     assert came == {first["meta"]["invocation"]} and again["meta"]["cached_from"][0]["tasks"] == 4
+    took = [json.loads(f.read_text())["recorded"]["seconds"] for f in (out / ".cache").glob("*.json")]
+    assert len(took) == 4 and again["meta"]["cached_from"][0]["seconds"] == pytest.approx(sum(took))
     assert not any("_cached_from" in r for _, r in first["results"])
     run_paper(toy, out=out, workers=2)  # another worker count: the timings again, not the emulated
     assert CALLS == [("t", 0), ("t", 1), ("t", 2)]
@@ -312,5 +314,6 @@ def test_migration_gives_old_entries_the_new_fields(toy, tmp_path, capsys):
     CALLS.clear()
     s = run_paper(toy, out=out, workers=1)
     assert CALLS == [] and s["meta"]["cached_from"][0]["load_1min"] == "unknown"
+    assert s["meta"]["cached_from"][0]["seconds"] is None  # old entries did not record it
     run_paper(toy, out=out, workers=2)
     assert len(CALLS) == 3  # the migrated timings hold for workers=1 only

@@ -1,0 +1,47 @@
+"""benchmarks/targets.py target 7 on a worked example: a paper's time is its summary's wall
+time plus the recorded seconds of the tasks it took from the cache (which cost that
+invocation nothing). Negative control: a cached entry without recorded seconds leaves the
+sum unknown, never the smaller wall time alone."""
+from __future__ import annotations
+
+import json
+import math
+
+from benchmarks.targets import Report, target_reproduce_all
+
+
+def _write(root, walls, cached):
+    for i, (wall, came) in enumerate(zip(walls, cached)):
+        d = root / f"paper{i}"
+        d.mkdir(parents=True)
+        meta = {"wall_s": wall, "date_utc": "2026-11-24T00:00:00Z", "code": {"commit": "abc1234"},
+                "conditions": {"machine": {"cpu": "test"}, "jobs": 1}, "tasks": 10,
+                "tasks_from_cache": sum(c["tasks"] for c in came), "cached_from": came,
+                "task_seconds": {"measured": wall}}
+        (d / "summary.json").write_text(json.dumps({"meta": meta}))
+
+
+def _total(rep):
+    (target, measured, goal, verdict), = rep.rows
+    return float(measured.split()[0]), verdict
+
+
+def test_cached_tasks_count_with_their_recorded_seconds(tmp_path, capsys):
+    came = [{"invocation": "a", "date_utc": "x", "load_1min": 0.1, "tasks": 4, "seconds": 600.0},
+            {"invocation": "b", "date_utc": "y", "load_1min": 0.2, "tasks": 2, "seconds": 300.0}]
+    _write(tmp_path, [60.0, 120.0, 180.0, 3.0, 0.0], [[], [], [], came, []])
+    rep = Report()
+    target_reproduce_all(rep, results=str(tmp_path))
+    minutes, verdict = _total(rep)
+    assert minutes == round((60 + 120 + 180 + 3 + 600 + 300) / 60, 1)  # 21.05 -> 21.1 (or 21.0)
+    assert verdict == "PASS (stretch met)"
+    assert "6 of 10 tasks from the cache: wall 3 s + their recorded 900 s" in capsys.readouterr().out
+
+
+def test_a_cached_task_without_seconds_leaves_the_time_unknown(tmp_path):
+    came = [{"invocation": "a", "date_utc": "x", "load_1min": "unknown", "tasks": 4, "seconds": None}]
+    _write(tmp_path, [60.0, 120.0, 180.0, 3.0, 0.0], [[], [], [], came, []])
+    rep = Report()
+    target_reproduce_all(rep, results=str(tmp_path))
+    minutes, verdict = _total(rep)
+    assert math.isnan(minutes) and verdict == "FAIL"
