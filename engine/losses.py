@@ -10,6 +10,8 @@ from typing import Callable
 
 import numpy as np
 
+from engine import seqkernels
+
 
 @dataclass(frozen=True)
 class Loss:
@@ -125,34 +127,6 @@ def _lse3(a, b, c):
         return mf + np.log(np.exp(a - mf) + np.exp(b - mf) + np.exp(c - mf))
 
 
-class _LSE3:
-    """:func:`_lse3` into preallocated (B, S) buffers, for the α and β recursions: the same
-    operations in the same order per element (bit-identical), without ten temporaries a
-    step (issue 14). The caller suppresses the log(0) warning."""
-
-    def __init__(self, shape):
-        self.m, self.e, self.x = np.empty(shape), np.empty(shape), np.empty(shape)
-        self.inf = np.empty(shape, dtype=bool)
-
-    def __call__(self, a, b, c, *, out):
-        m, e, x = self.m, self.e, self.x
-        np.maximum(a, b, out=m)
-        np.maximum(m, c, out=m)
-        np.isfinite(m, out=self.inf)
-        np.logical_not(self.inf, out=self.inf)
-        np.copyto(m, 0.0, where=self.inf)  # mf
-        np.subtract(a, m, out=e)
-        np.exp(e, out=e)
-        np.subtract(b, m, out=x)
-        np.exp(x, out=x)
-        e += x
-        np.subtract(c, m, out=x)
-        np.exp(x, out=x)
-        e += x
-        np.log(e, out=e)
-        return np.add(m, e, out=out)
-
-
 def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = True):
     """CTC negative log-likelihood −ln p(z|x) per sequence (B,) and its gradient with
     respect to the unnormalised outputs u (T, B, K) (Graves et al. 2006, eqs. 5–16).
@@ -188,18 +162,7 @@ def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = Tru
     alpha[0, :, 0] = lpe[0, :, 0]
     alpha[0, :, 1] = np.where(Sb > 1, lpe[0, :, 1], ninf)
     alpha[0][sidx[None, :] >= Sb[:, None]] = ninf
-    sh1 = np.full((B, S), ninf)  # (B, S) α_{t−1}(s−1)
-    sh2 = np.full((B, S), ninf)  # (B, S) α_{t−1}(s−2) where the skip is allowed
-    noskip = ~skip[:, 2:]
-    lse3 = _LSE3((B, S))
-    with np.errstate(divide="ignore"):
-        for t in range(1, T):
-            a = alpha[t - 1]
-            sh1[:, 1:] = a[:, :-1]
-            sh2[:, 2:] = a[:, :-2]
-            np.copyto(sh2[:, 2:], ninf, where=noskip)
-            at = lse3(a, sh1, sh2, out=alpha[t])
-            at += lpe[t]
+    seqkernels.ctc_alpha(alpha, lpe, skip)  # α_1..α_{T−1} (eqs. 6–7, log domain)
     last = alpha[Tb - 1, np.arange(B)]  # (B, S)
     end1 = last[np.arange(B), Sb - 1]
     end2 = np.where(Sb > 1, last[np.arange(B), np.maximum(Sb - 2, 0)], ninf)
@@ -215,24 +178,7 @@ def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = Tru
     init[np.arange(B), Sb - 1] = lpe[Tb - 1, np.arange(B), Sb - 1]
     has2 = Sb > 1
     init[np.arange(B)[has2], (Sb - 2)[has2]] = lpe[Tb - 1, np.arange(B), np.maximum(Sb - 2, 0)][has2]
-    skip_next = np.zeros((B, S), dtype=bool)  # s → s+2 allowed
-    skip_next[:, :-2] = skip[:, 2:]
-    noskip_next = ~skip_next[:, :-2]
-    sh1[:, -1] = ninf
-    sh2[:, -2:] = ninf
-    with np.errstate(divide="ignore"):
-        for t in range(T - 1, -1, -1):
-            bt = beta[t]  # −inf: rows past their sequence's end stay so
-            if t < T - 1:
-                bn = beta[t + 1]
-                sh1[:, :-1] = bn[:, 1:]
-                sh2[:, :-2] = bn[:, 2:]
-                np.copyto(sh2[:, :-2], ninf, where=noskip_next)
-                lse3(bn, sh1, sh2, out=bt)
-                bt += lpe[t]
-                bt[Tb - 1 < t] = ninf
-            last_step = Tb - 1 == t
-            bt[last_step] = init[last_step]
+    seqkernels.ctc_beta(beta, lpe, skip, Tb, init)  # β_{T−1}..β_0 (eqs. 10–11, log domain)
     ok = np.isfinite(logp)  # (B,)
     lg = alpha  # (T, B, S) ln γ, in α's buffer (α is not needed after this)
     with np.errstate(invalid="ignore"):

@@ -30,16 +30,8 @@ import numpy as np
 
 from engine.data import CTCBatch, SeqBatch, pad_batch  # noqa: F401  (pad_batch: re-exported)
 from engine.losses import ctc_loss_and_grad, get_loss, masked_loss_and_grad
+from engine import seqkernels as K
 from engine.nets.base import FlatParams
-
-
-def _sigmoid(x, out):
-    # σ(x) = ½(1 + tanh(x/2)): no overflow for large |x|
-    np.multiply(x, 0.5, out=out)
-    np.tanh(out, out=out)
-    out += 1.0
-    out *= 0.5
-    return out
 
 
 class LSTM(FlatParams):
@@ -82,18 +74,12 @@ class LSTM(FlatParams):
         TC = np.empty((T, B, H))  # tanh(c_t)
         c_prev = np.zeros((B, H))
         zh = np.empty((B, 4 * H))  # h_{t−1} W_h
-        ig = np.empty((B, H))  # i ⊙ g
+        ws = K.LSTMScratch(B, H)
         for t in range(T):
-            z = Z[t]  # (B, 4H)
-            z += np.matmul(Hs[t], Wh, out=zh)
-            _sigmoid(z[:, :3 * H], z[:, :3 * H])
-            np.tanh(z[:, 3 * H:], out=z[:, 3 * H:])
-            i, f, o, g = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
-            c = np.multiply(f, c_prev, out=C[t])
-            c += np.multiply(i, g, out=ig)
-            np.tanh(c, out=TC[t])
-            np.multiply(o, TC[t], out=Hs[t + 1])
-            c_prev = c
+            # z_t → [i | f | o | g] in place, c_t, tanh c_t, h_t (engine.seqkernels)
+            K.lstm_forward_step(Z[t], np.matmul(Hs[t], Wh, out=zh), c_prev, C[t], TC[t],
+                                Hs[t + 1], ws)
+            c_prev = C[t]
         y = (Hs[1:].reshape(T * B, H) @ Wy).reshape(T, B, self.n_out)  # (T, B, n_out)
         y += self.view(p, "by")
         if mask is not None:
@@ -117,41 +103,17 @@ class LSTM(FlatParams):
         np.sum(dy2, axis=0, out=self.view(g, "by"))
         dH = (dy2 @ Wy.T).reshape(T, B, H)  # (T, B, H): ∂E/∂h_t from the output layer
         dZ = np.empty((T, B, 4 * H))  # ∂E/∂z_t
-        # Scratch buffers instead of a dozen temporaries a step, and σ' = s(1 − s) of the
-        # i, f, o gates in one (B, 3H) pass (issue 14): every element sees the operations it
-        # saw when each gate was done on its own, in the same order, so the gradient is
-        # bit-identical. (Forming the factors for all steps before the loop was tried: it
-        # streams (T, B, 3H) arrays through memory and was slower at B = 64.)
+        # Scratch buffers instead of a dozen temporaries a step (issue 14); the element-wise
+        # passes of a step are fused in engine.seqkernels, bit-identical to the reference.
         dh = np.zeros((B, H))
         dc = np.zeros((B, H))
-        w, w2 = np.empty((B, H)), np.empty((B, H))  # scratch
-        sp = np.empty((B, 3 * H))  # σ' of i, f, o
+        ws = K.LSTMScratch(B, H)
         zero = np.zeros((B, H))  # c_{−1}
         WhT = Wh.T
         for t in range(T - 1, -1, -1):
-            z = Z[t]
-            i, f, o, gg = z[:, :H], z[:, H:2 * H], z[:, 2 * H:3 * H], z[:, 3 * H:]
-            dh += dH[t]
-            tc = TC[t]
-            dz = dZ[t]
-            np.subtract(1.0, z[:, :3 * H], out=sp)
-            np.multiply(z[:, :3 * H], sp, out=sp)
-            np.multiply(dh, tc, out=dz[:, 2 * H:3 * H])  # o: ∂h/∂o = tanh c
-            np.multiply(dh, o, out=w)  # dc += dh · o · (1 − tanh² c)
-            np.multiply(tc, tc, out=w2)
-            np.subtract(1.0, w2, out=w2)
-            w *= w2
-            dc += w
-            c_prev = C[t - 1] if t > 0 else zero
-            np.multiply(dc, gg, out=dz[:, :H])
-            np.multiply(dc, c_prev, out=dz[:, H:2 * H])
-            dz[:, :3 * H] *= sp
-            np.multiply(dc, i, out=dz[:, 3 * H:])
-            np.multiply(gg, gg, out=w2)  # tanh' = 1 − g²
-            np.subtract(1.0, w2, out=w2)
-            dz[:, 3 * H:] *= w2
-            dc *= f
-            np.matmul(dz, WhT, out=dh)
+            K.lstm_backward_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else zero, dh, dc,
+                                 dZ[t], ws)
+            np.matmul(dZ[t], WhT, out=dh)
         dZ2 = dZ.reshape(T * B, 4 * H)
         np.matmul(x.reshape(T * B, -1).T, dZ2, out=self.view(g, "Wx"))
         np.matmul(Hs[:-1].reshape(T * B, H).T, dZ2, out=self.view(g, "Wh"))
