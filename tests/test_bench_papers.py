@@ -120,3 +120,16 @@ def test_every_track_has_unit_and_docstring():
     assert len(tracks) == 8
     for t in tracks:
         assert t.unit == "ratio" and t.__doc__ and "row" in t.__doc__
+
+
+def test_paper3_track_follows_the_best_local_epoch_the_run_picked(fake_root):
+    """The run picks the best local epoch by time (32 at one commit, 64 at the next): the
+    track reads whichever one row there is, and NaN when two local epochs are there."""
+    base = {"table": "table1", "quantity": "speedup", "reported": "10.6"}
+    for le in (32, 64):
+        _write(fake_root, "paper3", [{**base, "condition": f"nodes=8;local_epoch={le};profile=here",
+                                      "ours": "5.3"}])
+        assert bp.track_paper3_speedup_8_nodes() == pytest.approx(0.5)
+    _write(fake_root, "paper3", [{**base, "condition": f"nodes=8;local_epoch={le};profile=here",
+                                  "ours": "5.3"} for le in (32, 64)])
+    assert math.isnan(bp.track_paper3_speedup_8_nodes())  # the control: ambiguous

@@ -1,0 +1,133 @@
+"""Where an LSTM+CTC training epoch of paper2 spends its time, with engine/seqkernels.py's
+fused passes and with the numpy reference, and why the fused ones keep numpy's
+transcendental functions.
+
+The job is one training epoch of paper2's default setup (1,200 handwriting sequences,
+data seed 2016, LSTM of 64 cells, k = 4, ADADELTA, one BLAS thread) from the same initial
+model (seed 1) on the same batches, for Q = 6 (optimal buckets) and random batches. Each
+round trains it once with each implementation, interleaved, so machine load hits both
+alike; each keeps its best round. The epoch's time is split into the LSTM forward pass, the
+CTC loss and gradient, and the backward pass (BPTT), by timers around those three calls.
+Before timing, the two implementations' trained parameters are compared bit for bit: a
+difference stops the script.
+
+Then, for reference, how often numpy's ``exp``, ``log`` and ``tanh`` differ in the last bit
+from the C library's (``math``), which is what numba's compiled code would call.
+
+    .venv/bin/python benchmarks/profile_lstm.py [--rounds 3]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from engine import seqkernels as K  # noqa: E402
+from engine.nets import lstm  # noqa: E402
+
+STEPS = ("lstm_forward_step", "lstm_backward_step", "ctc_alpha", "ctc_beta")
+PHASES = {"forward": (lstm.LSTM, "forward"), "CTC": (lstm, "ctc_loss_and_grad"),
+          "backward": (lstm.LSTM, "backward")}
+
+
+def use(impl: str) -> None:
+    """Route the engine's step functions to ``"fused"`` (numba) or ``"numpy"`` (reference)."""
+    for name in STEPS:
+        setattr(K, name, getattr(K, ("_nb_" if impl == "fused" else "_np_") + name))
+
+
+def timed_phases() -> dict:
+    """Wrap the three phases with timers; returns the dict they add their seconds to."""
+    acc = dict.fromkeys(PHASES, 0.0)
+    for phase, (owner, attr) in PHASES.items():
+        fn = getattr(owner, attr)
+
+        def wrapped(*a, _fn=fn, _phase=phase, **kw):
+            t = time.perf_counter()
+            try:
+                return _fn(*a, **kw)
+            finally:
+                acc[_phase] += time.perf_counter() - t
+
+        setattr(owner, attr, wrapped)
+    return acc
+
+
+def epoch(config: str, impl: str, acc: dict):
+    """(seconds, phase seconds, trained params) of one epoch of ``config`` ("optimal:6")."""
+    from engine.schedule import BUCKETINGS
+    from engine.strategies.bucketed import SeqWorker
+    from reproduce.paper2 import tasks
+    from reproduce.paper2.setup import DEFAULT
+
+    d, data = tasks._seq(DEFAULT)
+    tr = np.asarray(d.train)
+    m, q = config.split(":")
+    w = SeqWorker(data, tasks._n_out(), cfg=tasks.cfg_for(DEFAULT, Q=int(q), epochs=1, method=m),
+                  seed=1, rank=0, size=1)
+    rng = np.random.default_rng(0)
+    bounds = BUCKETINGS[m](data.lengths[tr], int(q)) if m in BUCKETINGS else None
+    batches = w.schedule(rng.permutation(tr), bounds, batch_size=DEFAULT.batch_size, rng=rng)
+    use(impl)
+    for k in acc:
+        acc[k] = 0.0
+    t = time.perf_counter()
+    w.train_portion(batches)
+    return time.perf_counter() - t, dict(acc), w.net.params.copy(), len(batches)
+
+
+def mismatches(n: int = 100_000) -> None:
+    rng = np.random.default_rng(0)
+    cases = {"exp": (np.exp, math.exp, rng.uniform(-30, 5, n)),
+             "log": (np.log, math.log, rng.uniform(1e-3, 4, n)),
+             "tanh": (np.tanh, math.tanh, rng.uniform(-5, 5, n))}
+    print(f"\nnumpy against the C library (math), {n:,} arguments each:")
+    for name, (f_np, f_c, x) in cases.items():
+        diff = int((f_np(x) != np.array([f_c(v) for v in x])).sum())
+        print(f"  {name:5s} x in [{x.min():.3g}, {x.max():.3g}]: {diff:,} differ "
+              f"({100 * diff / n:.1f} %)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    acc = timed_phases()
+    print(f"seqkernels: {K.IMPLEMENTATION}; load {os.getloadavg()[0]:.2f}")
+    if K.IMPLEMENTATION != "numba":
+        print("numba is absent: nothing to compare")
+        return 1
+    with threadpool_limits(1):
+        for config in ("optimal:6", "random:1"):
+            best, params = {}, {}
+            for _ in range(args.rounds):
+                for impl in ("numpy", "fused"):
+                    s, ph, params[impl], n = epoch(config, impl, acc)
+                    if impl not in best or s < best[impl][0]:
+                        best[impl] = (s, ph)
+                if not np.array_equal(params["numpy"].view(np.uint64), params["fused"].view(np.uint64)):
+                    print(f"{config}: the two implementations' parameters differ: stop")
+                    return 2
+            print(f"\n{config}: one epoch, {n} updates, best of {args.rounds} interleaved rounds "
+                  "(trained parameters bit-identical)")
+            print(f"  {'':8s} {'epoch s':>8s}  " + "  ".join(f"{k:>15s}" for k in PHASES))
+            for impl, (s, ph) in best.items():
+                cells = "  ".join(f"{ph[k]:7.3f} ({100 * ph[k] / s:3.0f} %)" for k in PHASES)
+                print(f"  {impl:8s} {s:8.3f}  {cells}")
+            print(f"  fused / numpy speed: {best['numpy'][0] / best['fused'][0]:.2f}x; by phase "
+                  + ", ".join(f"{k} {best['numpy'][1][k] / best['fused'][1][k]:.2f}x"
+                              for k in PHASES))
+    mismatches()
+    print(f"load {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
