@@ -12,9 +12,9 @@ last bit on a few per cent of arguments. So does every matmul stay numpy's BLAS.
 Per step, the numba path makes
 - LSTM forward (after h_{t−1} W_h): kernel, ``tanh`` of all four gates, kernel, ``tanh`` c_t,
   kernel: 5 calls instead of 11;
-- LSTM backward (before dz_t W_hᵀ): one kernel instead of 19 calls;
+- LSTM backward (before dz_t W_hᵀ): one kernel instead of 17 calls;
 - CTC α or β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): kernel,
-  ``exp``, kernel, ``log``: 4 calls instead of 19.
+  ``exp``, kernel, ``log``: 4 calls instead of 19 (α; β adds its row masks).
 ``tests/test_seqkernels.py`` checks both implementations against each other.
 """
 from __future__ import annotations
