@@ -23,21 +23,16 @@ import math
 
 import numpy as np
 
+from engine.activations import ACTIVATIONS
 from engine.kernels import IMPLEMENTATION, njit  # noqa: F401  (IMPLEMENTATION: re-exported)
 
 NINF = -np.inf
+# σ(x) = ½·tanh(x/2) + ½: no overflow for large |x|. The LSTM used to round (tanh + 1)·½,
+# which gives the same bits: halving is exact, so both are round(tanh + 1) / 2.
+sigmoid = ACTIVATIONS["logistic"].f
 
 
 # ---- the numpy reference: the engine's passes as they were ---------------------------------
-def sigmoid(x, out):
-    # σ(x) = ½(1 + tanh(x/2)): no overflow for large |x|
-    np.multiply(x, 0.5, out=out)
-    np.tanh(out, out=out)
-    out += 1.0
-    out *= 0.5
-    return out
-
-
 class LSTMScratch:
     """The (B, ·) buffers a step of either implementation needs, allocated once a batch."""
 
@@ -167,7 +162,7 @@ if njit is not None:
                 z[b, j] = v * 0.5 if j < 3 * H else v
 
     @njit(cache=True)
-    def _cell(z, c_prev, c, H):  # σ = (tanh + 1)·½; c = f·c_{t−1} + i·g
+    def _cell(z, c_prev, c, H):  # σ = (tanh + 1)·½ (= ½·tanh + ½, bit for bit); c = f·c_{t−1} + i·g
         for b in range(z.shape[0]):
             for j in range(3 * H):
                 z[b, j] = (z[b, j] + 1.0) * 0.5

@@ -40,14 +40,40 @@ def gates(rng, B, H, *, special: bool):
 @pytest.mark.parametrize("special", [False, True], ids=["finite", "special"])
 def test_lstm_forward_step_matches_the_reference(B, H, special):
     rng = np.random.default_rng(B * 100 + H)
-    z, zh = values(rng, (B, 4 * H), special=special) * 1e-28, values(rng, (B, 4 * H)) * 1e-28
-    c_prev = values(rng, (B, H), special=special) * 1e-28
-    out = {}
-    for name, step in (("ref", K._np_lstm_forward_step), ("fused", K._nb_lstm_forward_step)):
-        zz, c, tc, h = z.copy(), np.empty((B, H)), np.empty((B, H)), np.empty((B, H))
-        step(zz, zh, c_prev, c, tc, h, K.LSTMScratch(B, H))
-        out[name] = np.concatenate([zz.ravel(), c.ravel(), tc.ravel(), h.ravel()])
-    assert same_bits(out["ref"], out["fused"])
+    z, zh, c_prev = (pre_activations(rng, shape, special=special)
+                     for shape in ((B, 4 * H), (B, 4 * H), (B, H)))
+    ref = forward_step(K._np_lstm_forward_step, z, zh, c_prev)
+    assert same_bits(ref, forward_step(K._nb_lstm_forward_step, z, zh, c_prev))
+
+
+def test_the_two_forms_of_the_logistic_give_the_same_bits():
+    """The fused kernel rounds σ as (tanh + 1)·½ (as the LSTM always did), the reference
+    as ½·tanh + ½ (engine.activations): halving is exact, so both are round(tanh + 1)/2.
+    The control: (tanh + 1)/3 against tanh/3 + 1/3 does differ."""
+    t = np.tanh(np.random.default_rng(8).standard_normal(100_000) * 3)
+    t[:4] = [0.0, -0.0, 1.0, -1.0]
+    assert same_bits((t + 1.0) * 0.5, t * 0.5 + 0.5)
+    assert not same_bits((t + 1.0) / 3, t / 3 + 1 / 3)
+
+
+def pre_activations(rng, shape, *, special: bool):
+    """Mostly N(0, 3²), where σ and tanh are neither linear nor saturated; a fifth of the
+    entries with wide exponents (1e-25 to 10); with ``special`` ±0, ±inf and NaN too."""
+    x = 3 * rng.standard_normal(shape)
+    wide = rng.random(shape) < 0.2
+    x[wide] = values(rng, shape)[wide] * 1e-12
+    if special:
+        flat = x.reshape(-1)
+        k = rng.choice(flat.size, size=min(flat.size, 5), replace=False)
+        flat[k] = [0.0, -0.0, np.inf, -np.inf, np.nan][: k.size]
+    return x
+
+
+def forward_step(step, z, zh, c_prev):
+    B, H = c_prev.shape
+    zz, c, tc, h = z.copy(), np.empty((B, H)), np.empty((B, H)), np.empty((B, H))
+    step(zz, zh, c_prev, c, tc, h, K.LSTMScratch(B, H))
+    return np.concatenate([zz.ravel(), c.ravel(), tc.ravel(), h.ravel()])
 
 
 def backward_step(step, z, rng_seed, B, H, *, special):
