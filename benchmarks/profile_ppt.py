@@ -1,0 +1,171 @@
+"""Where an emulated paper3 task spends its time, per worker and round (issue 14, target 7).
+
+The job is paper3's default setup (8-bit parity, 8-100-1 symmetric sigmoid, η = 0.1,
+α = 0.3, k = 2, threshold 0.01; reproduce/paper3/setup.py) as Pattern Parallel Training
+on the emulated backend, compute only (the ``FREE`` profile, as paper3's emulated tasks
+run), P nodes, local epoch m, one seed. The default is 8 nodes, local epoch 32, seed 6:
+in the committed d29965b run that task never converged and ran its 200,000 rounds to the
+epoch cap (201 s). Here it stops after ``--rounds`` rounds (default 20,000: the share of
+rounds that verify grows as the estimate nears the threshold).
+
+First an unwrapped run gives the compute the workers' clocks book per worker and round.
+Then a second run of the same rounds splits that compute into phases, by timers wrapped
+around the engine's functions:
+
+- sampling: drawing the local epoch (``random_steps``, Dahl et al. 2008 §4 step 1);
+- forward: the local epoch's forward pass;
+- error history: the per-pattern squared errors and their ring of k·n/P (§4.1);
+- backward: back-propagation into the gradient;
+- update: the direction −η·g/m and applying the summed updates with momentum (§4.1);
+- verification: the full-set MSE every worker computes once the mean estimate is below the
+  threshold (§4.1), its forward pass included;
+- other: the rest of the booked compute (the step loop, the hooks' bookkeeping, the sum of
+  the P updates, the clocks), i.e. the booked compute less the phases above.
+
+The timers cost about half a microsecond a call, so the wrapped run books more than the
+unwrapped one; the split is of the wrapped run. Outside the compute is the emulator's own
+work (switching workers, assembling each allgather), which an emulated task spends but
+does not book.
+
+    .venv/bin/python benchmarks/profile_ppt.py [--nodes 8 --local-epoch 32 --seed 6 --rounds 20000]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from datasets.parity import parity  # noqa: E402
+from engine.nets.mlp import MLP  # noqa: E402
+from engine.optim import SGD  # noqa: E402
+from engine.parallel import data_parallel  # noqa: E402
+from engine.perfmodel import FREE  # noqa: E402
+from engine.strategies import pattern  # noqa: E402
+from reproduce.paper3.setup import DEFAULT  # noqa: E402
+
+PHASES = ("sampling", "forward", "error history", "backward", "update", "verification")
+
+
+def run(P: int, m: int, seed: int, rounds: int):
+    """(RunRecord, wall s) of one emulated PPT run of paper3's setup, capped at ``rounds``."""
+    s = DEFAULT
+    X, T = parity(s.bits, activation=s.activation)
+    cfg = pattern.PPTConfig(local_epoch=m, lr=s.lr, momentum=s.momentum, k=s.k,
+                            threshold=s.threshold, combine=s.combine,
+                            max_epochs=rounds * P * m / X.shape[0])  # = ``rounds`` rounds
+    t = time.perf_counter()
+    rec = pattern.train_pattern_parallel(X, T, backend="emulated", profile=FREE, sizes=s.sizes,
+                                         activation=s.activation, cfg=cfg, seed=seed, workers=P,
+                                         init_scale=s.init_scale)
+    return rec, time.perf_counter() - t
+
+
+def timed_phases():
+    """Wrap the engine's functions with timers; returns (seconds by phase, call counts, undo)."""
+    acc, calls = dict.fromkeys(PHASES, 0.0), dict.fromkeys(PHASES, 0)
+    saved, state = [], {"verifying": False}
+
+    def wrap(owner, attr, phase, *, generator=False, flag=False):
+        fn = getattr(owner, attr)
+        saved.append((owner, attr, fn))
+        if generator:  # time each draw, not the generator's life
+            def wrapped(*a, **kw):
+                g = fn(*a, **kw)
+                while True:
+                    t = time.perf_counter()
+                    try:
+                        item = next(g)
+                    except StopIteration:
+                        return
+                    acc[phase] += time.perf_counter() - t
+                    calls[phase] += 1
+                    yield item
+        else:
+            def wrapped(*a, **kw):
+                if state["verifying"] and not flag:  # inside the verification: its time
+                    return fn(*a, **kw)
+                state["verifying"] = flag
+                t = time.perf_counter()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    acc[phase] += time.perf_counter() - t
+                    calls[phase] += 1
+                    state["verifying"] = False
+        setattr(owner, attr, wrapped)
+
+    wrap(data_parallel, "random_steps", "sampling", generator=True)
+    wrap(MLP, "forward", "forward")
+    wrap(pattern, "per_pattern_squared_error", "error history")
+    wrap(pattern.ErrorEstimateStop, "_remember", "error history")
+    wrap(MLP, "backward", "backward")
+    wrap(SGD, "direction", "update")
+    wrap(SGD, "apply", "update")
+    wrap(pattern.ErrorEstimateStop, "full_mse", "verification", flag=True)
+
+    def undo():
+        for owner, attr, fn in reversed(saved):
+            setattr(owner, attr, fn)
+
+    return acc, calls, undo
+
+
+def profile(P: int, m: int, seed: int, rounds: int) -> dict:
+    """Both runs (unwrapped, then with the phase timers) and what they booked; raises if the
+    wrapped run trained differently."""
+    with threadpool_limits(1):
+        rec, wall = run(P, m, seed, rounds)
+        acc, calls, undo = timed_phases()
+        try:
+            rec2, wall2 = run(P, m, seed, rounds)
+        finally:
+            undo()
+    if rec2.rounds != rec.rounds or not np.array_equal(rec2.params, rec.params):
+        raise RuntimeError("the wrapped run trained differently")
+    return {"rec": rec, "wall": wall, "wall_wrapped": wall2, "booked": float(rec2.compute_s.sum()),
+            "phases": acc, "calls": calls, "curve": rec2.loss_curve}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--nodes", type=int, default=8)
+    ap.add_argument("--local-epoch", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=20_000)
+    args = ap.parse_args(argv)
+    P, m = args.nodes, args.local_epoch
+    print(f"paper3 PPT, emulated (compute only), {P} nodes, local epoch {m}, seed {args.seed}, "
+          f"at most {args.rounds:,} rounds; load {os.getloadavg()[0]:.2f}")
+    r = profile(P, m, args.seed, args.rounds)
+    rec, c, acc, calls, booked = r["rec"], r["rec"].compute_s, r["phases"], r["calls"], r["booked"]
+    wr = rec.rounds * P  # worker-rounds
+    slowest = c.max(axis=1).sum()
+    print(f"unwrapped: {rec.rounds:,} rounds ({'converged' if rec.converged else 'not converged'}),"
+          f" wall {r['wall']:.3f} s; compute per worker and round: mean {1e6 * c.mean():.1f} µs, "
+          f"median {1e6 * np.median(c):.1f} µs; Σ over rounds of the slowest worker "
+          f"{slowest:.3f} s = {slowest / c.mean(axis=1).sum():.2f}× Σ of the mean worker")
+    rows = [(k, acc[k], calls[k]) for k in PHASES] + [("other", booked - sum(acc.values()), None)]
+    print(f"wrapped:   the same rounds and weights, wall {r['wall_wrapped']:.3f} s, compute booked "
+          f"{booked:.3f} s ({1e6 * booked / wr:.1f} µs per worker and round)")
+    print(f"  {'phase':14s} {'µs per worker-round':>20s} {'share':>6s} {'calls per worker-round':>24s}")
+    for k, sec, n in rows:
+        per = "" if n is None else f"{n / wr:24.2f}"
+        print(f"  {k:14s} {1e6 * sec / wr:20.1f} {100 * sec / booked:5.0f} % {per}")
+    out = r["wall_wrapped"] - booked
+    print(f"  outside compute (the emulator's own work): {1e6 * out / wr:.1f} µs per "
+          f"worker-round, {100 * out / r['wall_wrapped']:.0f} % of the wall time")
+    if calls["verification"]:
+        print(f"  one verification (full-set forward of {2 ** DEFAULT.bits} patterns and the MSE): "
+              f"{1e6 * acc['verification'] / calls['verification']:.1f} µs")
+    print(f"load {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
