@@ -25,7 +25,9 @@ around the engine's functions:
 The timers cost about half a microsecond a call, so the wrapped run books more than the
 unwrapped one; the split is of the wrapped run. Outside the compute is the emulator's own
 work (switching workers, assembling each allgather), which an emulated task spends but
-does not book.
+does not book. Last, the numpy calls that a step fused into compiled code would still make
+to keep the bits (numpy's SIMD tanh, BLAS, the generator's draw), timed alone: a floor for
+what fusing could reach.
 
     .venv/bin/python benchmarks/profile_ppt.py [--nodes 8 --local-epoch 32 --seed 6 --rounds 20000]
 """
@@ -132,6 +134,31 @@ def profile(P: int, m: int, seed: int, rounds: int) -> dict:
             "phases": acc, "calls": calls, "curve": rec2.loss_curve}
 
 
+def numpy_floor(m: int, n_hidden: int, n_in: int, n: int) -> dict:
+    """µs of the numpy calls a fused worker step would still make, to keep the bits: tanh of
+    the hidden layer (m and n patterns), the two layers' GEMMs (m and n patterns), the
+    local epoch's draw (best of 5 repeats of 2,000 calls each)."""
+    import timeit
+
+    rng = np.random.default_rng(0)
+    z_m, z_n = rng.standard_normal((m, n_hidden)), rng.standard_normal((n, n_hidden))
+    W1, W2 = rng.standard_normal((n_in, n_hidden)), rng.standard_normal((n_hidden, 1))
+    x_m, x_n = rng.standard_normal((m, n_in)), rng.standard_normal((n, n_in))
+    o_m, o_n, y_m, y_n = np.empty((m, n_hidden)), np.empty((n, n_hidden)), np.empty((m, 1)), np.empty((n, 1))
+    calls = {
+        f"tanh ({m}, {n_hidden})": lambda: np.tanh(z_m, out=o_m),
+        f"GEMMs of {m} patterns (forward 2, backward 2)": lambda: (
+            np.matmul(x_m, W1, out=o_m), np.matmul(o_m, W2, out=y_m),
+            np.matmul(o_m.T, y_m), np.matmul(x_m.T, o_m)),
+        f"choice of {m} of {n}": lambda: rng.choice(n, m, replace=False),
+        f"tanh ({n}, {n_hidden}) (verification)": lambda: np.tanh(z_n, out=o_n),
+        f"GEMMs of {n} patterns (verification)": lambda: (
+            np.matmul(x_n, W1, out=o_n), np.matmul(o_n, W2, out=y_n)),
+    }
+    with threadpool_limits(1):
+        return {k: 1e6 * min(timeit.repeat(f, number=2000, repeat=5)) / 2000 for k, f in calls.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=8)
@@ -163,6 +190,14 @@ def main(argv=None) -> int:
     if calls["verification"]:
         print(f"  one verification (full-set forward of {2 ** DEFAULT.bits} patterns and the MSE): "
               f"{1e6 * acc['verification'] / calls['verification']:.1f} µs")
+    fl = numpy_floor(m, DEFAULT.hidden, DEFAULT.bits, 2 ** DEFAULT.bits)
+    v = calls["verification"] / wr  # verifications per worker-round
+    print("numpy calls a fused step would keep (their bits): µs per call, best of 5 × 2,000")
+    for k, us in fl.items():
+        print(f"  {k:44s} {us:7.1f}")
+    per = sum(us * (v if "verification" in k else 1.0) for k, us in fl.items())
+    print(f"  per worker-round at {v:.2f} verifications each: {per:.1f} µs, against "
+          f"{1e6 * booked / wr:.1f} µs booked")
     print(f"load {os.getloadavg()[0]:.2f}")
     return 0
 
