@@ -22,8 +22,9 @@ around the engine's functions:
 - other: the rest of the booked compute (the step loop, the hooks' bookkeeping, the sum of
   the P updates, the clocks), i.e. the booked compute less the phases above.
 
-The timers cost about half a microsecond a call, so the wrapped run books more than the
-unwrapped one; the split is of the wrapped run. Outside the compute is the emulator's own
+The timers add two clock reads and a Python call to each timed call, so the wrapped run
+may book a little more than the unwrapped one (this VM's noise can hide it); the split is
+of the wrapped run. Outside the compute is the emulator's own
 work (switching workers, assembling each allgather), which an emulated task spends but
 does not book. Last, the numpy calls that a step fused into compiled code would still make
 to keep the bits (numpy's SIMD tanh, BLAS, the generator's draw), timed alone: a floor for
