@@ -27,14 +27,15 @@ may book a little more than the unwrapped one (this VM's noise can hide it); the
 of the wrapped run. Outside the compute is the emulator's own
 work (switching workers, assembling each allgather), which an emulated task spends but
 does not book. Last, the numpy calls that a step fused into compiled code would still make
-to keep the bits (numpy's SIMD tanh, BLAS, the generator's draw), timed alone: a floor for
-what fusing could reach.
+to keep the bits (numpy's SIMD tanh, BLAS, the generator's draw, the sums whose order numpy
+sets), timed alone: a floor for what fusing could reach.
 
     .venv/bin/python benchmarks/profile_ppt.py [--nodes 8 --local-epoch 32 --seed 6 --rounds 20000]
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -135,26 +136,38 @@ def profile(P: int, m: int, seed: int, rounds: int) -> dict:
             "phases": acc, "calls": calls, "curve": rec2.loss_curve}
 
 
-def numpy_floor(m: int, n_hidden: int, n_in: int, n: int) -> dict:
-    """µs of the numpy calls a fused worker step would still make, to keep the bits: tanh of
-    the hidden layer (m and n patterns), the two layers' GEMMs (m and n patterns), the
-    local epoch's draw (best of 5 repeats of 2,000 calls each)."""
+def numpy_floor(m: int, n_hidden: int, n_in: int, n: int, *, history: int) -> dict:
+    """µs of the numpy calls a fused worker step would still make, to keep the bits: both
+    layers' tanh and GEMMs (m patterns; n in the verification), the local epoch's draw, and
+    the sums whose order numpy sets (the error history's mean over ``history`` values, the
+    verification's MSE). Each writes a preallocated output, as the engine does; best of 5
+    repeats of 2,000 calls each."""
     import timeit
 
     rng = np.random.default_rng(0)
+
+    def b(*shape):
+        return np.empty(shape)
+
     z_m, z_n = rng.standard_normal((m, n_hidden)), rng.standard_normal((n, n_hidden))
+    h_m, h_n = rng.standard_normal((m, 1)), rng.standard_normal((n, 1))
     W1, W2 = rng.standard_normal((n_in, n_hidden)), rng.standard_normal((n_hidden, 1))
     x_m, x_n = rng.standard_normal((m, n_in)), rng.standard_normal((n, n_in))
-    o_m, o_n, y_m, y_n = np.empty((m, n_hidden)), np.empty((n, n_hidden)), np.empty((m, 1)), np.empty((n, 1))
+    o_m, o_n, y_m, y_n = b(m, n_hidden), b(n, n_hidden), b(m, 1), b(n, 1)
+    g1, g2 = b(n_in, n_hidden), b(n_hidden, 1)  # the gradient's W1 and W2 blocks
+    hist, d_n = rng.random(history), rng.standard_normal((n, 1))
     calls = {
-        f"tanh ({m}, {n_hidden})": lambda: np.tanh(z_m, out=o_m),
+        f"tanh ({m}, {n_hidden}) and ({m}, 1)": lambda: (np.tanh(z_m, out=o_m), np.tanh(h_m, out=y_m)),
         f"GEMMs of {m} patterns (forward 2, backward 2)": lambda: (
             np.matmul(x_m, W1, out=o_m), np.matmul(o_m, W2, out=y_m),
-            np.matmul(o_m.T, y_m), np.matmul(x_m.T, o_m)),
+            np.matmul(o_m.T, y_m, out=g2), np.matmul(x_m.T, o_m, out=g1)),
         f"choice of {m} of {n}": lambda: rng.choice(n, m, replace=False),
-        f"tanh ({n}, {n_hidden}) (verification)": lambda: np.tanh(z_n, out=o_n),
+        f"mean of the error history ({history})": lambda: np.add.reduce(hist) / history,
+        f"tanh ({n}, {n_hidden}) and ({n}, 1) (verification)": lambda: (
+            np.tanh(z_n, out=o_n), np.tanh(h_n, out=y_n)),
         f"GEMMs of {n} patterns (verification)": lambda: (
             np.matmul(x_n, W1, out=o_n), np.matmul(o_n, W2, out=y_n)),
+        f"MSE of {n} (verification)": lambda: np.einsum("bo,bo->", d_n, d_n) / d_n.size,
     }
     with threadpool_limits(1):
         return {k: 1e6 * min(timeit.repeat(f, number=2000, repeat=5)) / 2000 for k, f in calls.items()}
@@ -191,11 +204,12 @@ def main(argv=None) -> int:
     if calls["verification"]:
         print(f"  one verification (full-set forward of {2 ** DEFAULT.bits} patterns and the MSE): "
               f"{1e6 * acc['verification'] / calls['verification']:.1f} µs")
-    fl = numpy_floor(m, DEFAULT.hidden, DEFAULT.bits, 2 ** DEFAULT.bits)
+    n = 2 ** DEFAULT.bits
+    fl = numpy_floor(m, DEFAULT.hidden, DEFAULT.bits, n, history=math.ceil(DEFAULT.k * n / P))
     v = calls["verification"] / wr  # verifications per worker-round
     print("numpy calls a fused step would keep (their bits): µs per call, best of 5 × 2,000")
     for k, us in fl.items():
-        print(f"  {k:44s} {us:7.1f}")
+        print(f"  {k:48s} {us:7.1f}")
     per = sum(us * (v if "verification" in k else 1.0) for k, us in fl.items())
     print(f"  per worker-round at {v:.2f} verifications each: {per:.1f} µs, against "
           f"{1e6 * booked / wr:.1f} µs booked")
