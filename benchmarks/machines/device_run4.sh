@@ -3,7 +3,9 @@
 #   PART 1: benchmarks/targets.py, every row, in one run (FANN 2.2 from Debian's .debs, torch
 #           from the host's image, Open MPI as the MPI of targets 3 and 6);
 #   PART 2: paper3's PPT (--quick --runs 3, 8 workers) with the local backend and under Open MPI,
-#           alternating local / MPI / local / MPI, so each backend has two invocations.
+#           alternating local / MPI / local / MPI, so each backend has two invocations;
+#   PART 3: targets 3 and 6 again with 5 rounds (did PART 1's two cells where MPI was faster
+#           repeat?), then PART 2's alternation once more (invocations 3 and 4 of each backend).
 # Run from the project root:  bash benchmarks/machines/device_run4.sh PART [BUDGET_S]
 # Needs .whl/*.whl (the wheels of device_run.sh) and .whl/debs/libfann{2,-dev}_2.2.0+ds-8_amd64.deb
 # carried along (`carry: [".whl"]`).
@@ -31,6 +33,9 @@ if [ "$PART" = 1 ]; then
   echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"; exit 0
 fi
 
+if [ "$PART" = 3 ]; then
+  BENCH_MPIEXEC="$MPIRUN" timeout -k 10 200 python3 benchmarks/targets.py --only 3 --only 6 --rounds 5 2>&1 | tee $OUT/targets_3_6.txt
+fi
 step() {  # step NAME LIMIT_S CMD...
   local name=$1 lim=$2; shift 2; local l=$(left); (( lim > l )) && lim=$l
   mkdir -p "$W/$name"
@@ -41,7 +46,8 @@ step() {  # step NAME LIMIT_S CMD...
   echo "=== $name end rc=${PIPESTATUS[0]} $(( $(date +%s) - s ))s loadavg: $(cat /proc/loadavg)" | tee -a "$W/$name/log.txt"
 }
 P3="python3 -m reproduce paper3 --quick --runs 3 --workers 8 --no-progress"
-for i in 1 2; do
+ROUNDS="1 2"; [ "$PART" = 3 ] && ROUNDS="3 4"
+for i in $ROUNDS; do
   step p3_local8_$i 150 $P3 --out "$W/p3_local8_$i"
   step p3_openmpi8_$i 150 $MPIRUN -n 8 $P3 --backend mpi --out "$W/p3_openmpi8_$i"
 done
