@@ -5,7 +5,8 @@
 #   PART 2: paper3's PPT (--quick --runs 3, 8 workers) with the local backend and under Open MPI,
 #           alternating local / MPI / local / MPI, so each backend has two invocations;
 #   PART 3: targets 3 and 6 again with 5 rounds (did PART 1's two cells where MPI was faster
-#           repeat?), then PART 2's alternation once more (invocations 3 and 4 of each backend).
+#           repeat?), then PART 2's alternation once more (invocations 3 and 4 of each backend);
+#   PART 4: target 2 alone, which now also times torch's 5 GEMMs: where does its gap to torch lie?
 # Run from the project root:  bash benchmarks/machines/device_run4.sh PART [BUDGET_S]
 # Needs .whl/*.whl (the wheels of device_run.sh) and .whl/debs/libfann{2,-dev}_2.2.0+ds-8_amd64.deb
 # carried along (`carry: [".whl"]`).
@@ -33,6 +34,10 @@ if [ "$PART" = 1 ]; then
   echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"; exit 0
 fi
 
+if [ "$PART" = 4 ]; then
+  timeout -k 10 $(( $(left) - 10 )) python3 benchmarks/targets.py --only 2 --rounds 3 2>&1 | tee $OUT/targets_2.txt
+  echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"; exit 0
+fi
 if [ "$PART" = 3 ]; then
   BENCH_MPIEXEC="$MPIRUN" timeout -k 10 200 python3 benchmarks/targets.py --only 3 --only 6 --rounds 5 2>&1 | tee $OUT/targets_3_6.txt
 fi
