@@ -7,6 +7,8 @@
 #   PART 3: targets 3 and 6 again with 5 rounds (did PART 1's two cells where MPI was faster
 #           repeat?), then PART 2's alternation once more (invocations 3 and 4 of each backend);
 #   PART 4: target 2 alone, which now also times torch's 5 GEMMs: where does its gap to torch lie?
+#   PART 5: paper3 as in PART 2 with the local backend only, workers bound to cores (the default)
+#           and unbound (ENGINE_LOCAL_BIND=0), alternating: is binding worth it?
 # Run from the project root:  bash benchmarks/machines/device_run4.sh PART [BUDGET_S]
 # Needs .whl/*.whl (the wheels of device_run.sh) and .whl/debs/libfann{2,-dev}_2.2.0+ds-8_amd64.deb
 # carried along (`carry: [".whl"]`).
@@ -51,6 +53,14 @@ step() {  # step NAME LIMIT_S CMD...
   echo "=== $name end rc=${PIPESTATUS[0]} $(( $(date +%s) - s ))s loadavg: $(cat /proc/loadavg)" | tee -a "$W/$name/log.txt"
 }
 P3="python3 -m reproduce paper3 --quick --runs 3 --workers 8 --no-progress"
+if [ "$PART" = 5 ]; then
+  for i in 1 2; do
+    step p3_local8_bound_$i 120 $P3 --out "$W/p3_local8_bound_$i"
+    step p3_local8_unbound_$i 120 env ENGINE_LOCAL_BIND=0 $P3 --out "$W/p3_local8_unbound_$i"
+  done
+  tar czf "$OUT/p3_bind.tgz" --exclude=.cache --exclude='*.png' -C "$W" .
+  echo "=== done in $(( $(date +%s) - T0 ))s; loadavg: $(cat /proc/loadavg)"; exit 0
+fi
 ROUNDS="1 2"; [ "$PART" = 3 ] && ROUNDS="3 4"
 for i in $ROUNDS; do
   step p3_local8_$i 150 $P3 --out "$W/p3_local8_$i"
