@@ -28,7 +28,10 @@ of the wrapped run. Outside the compute is the emulator's own
 work (switching workers, assembling each allgather), which an emulated task spends but
 does not book. Last, the numpy calls that a step fused into compiled code would still make
 to keep the bits (numpy's SIMD tanh, BLAS, the generator's draw, the sums whose order numpy
-sets), timed alone: a floor for what fusing could reach.
+sets), timed alone: a floor for what fusing could reach. And one worker's round outside the
+data-parallel loop, through the engine's methods and with the same calls inlined (the same
+weights both ways, checked): what removing the Python structure alone, without fusing,
+could reach.
 
     .venv/bin/python benchmarks/profile_ppt.py [--nodes 8 --local-epoch 32 --seed 6 --rounds 20000]
 """
@@ -173,6 +176,109 @@ def numpy_floor(m: int, n_hidden: int, n_in: int, n: int, *, history: int) -> di
         return {k: 1e6 * min(timeit.repeat(f, number=2000, repeat=5)) / 2000 for k, f in calls.items()}
 
 
+def _round_runner(P: int, m: int, *, inline: bool, verify: float, seed: int = 3):
+    """``go(R)``: R rounds of one PPT worker (paper3's setup) outside the data-parallel loop,
+    without communication: the other P − 1 updates are this worker's own, and a separate
+    stream verifies at rate ``verify``. ``inline``: the engine's calls written out with
+    locals bound once, else through its methods (ErrorEstimateStop.grad, SGD.direction and
+    apply), as :func:`engine.parallel.data_parallel._sync_step` calls them. Returns
+    (go, params): both variants must leave the same weights."""
+    s = DEFAULT
+    X, T = parity(s.bits, activation=s.activation)
+    n = X.shape[0]
+    net = MLP(s.sizes, s.activation)
+    net.init_uniform(np.random.default_rng(1), scale=s.init_scale)
+    rng, vrng = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    N = net.n_params
+    msg, recv, u = np.empty(N + 1), np.empty((P, N + 1)), np.empty(N)  # (N+1,), (P, N+1), (N,)
+    wsn = net.workspace(n)
+    if not inline:
+        cfg = pattern.PPTConfig(local_epoch=m, lr=s.lr, momentum=s.momentum, k=s.k,
+                                threshold=s.threshold)
+        hk = pattern.ErrorEstimateStop(X, T, cfg=cfg)
+        comm = type("Comm", (), {"size": P, "rank": 0})()
+        rep = type("Rep", (), {"net": net, "g": np.empty(N)})()
+        hk.start(comm, rep)
+        opt = SGD(N, lr=s.lr, momentum=s.momentum)
+
+        def go(R):
+            for _ in range(R):
+                idx = rng.choice(n, m, replace=False)
+                hk.grad(comm, rep, idx, None, msg[N:])
+                opt.direction(rep.g, m, out=msg[:N])
+                recv[:] = msg
+                opt.apply(net.params, np.add.reduce(recv[:, :N], axis=0, out=u))
+                float(np.add.reduce(recv[:, N]) / P)
+                if vrng.random() < verify:
+                    hk.full_mse(net)
+        return go, net.params
+    from engine import kernels as K
+    from engine.losses import mean_squared_error
+
+    W1, b1, W2, b2 = net.W[1], net.b[1], net.W[2], net.b[2]
+    a1, a2 = net.acts
+    ws = net.workspace(m)
+    h, y, d2, t2, d1, t1, dy = ws.a[1], ws.a[2], ws.delta[2], ws.tmp[2], ws.delta[1], ws.tmp[1], ws.dy
+    g = np.empty(N)  # (N,)
+    gW1, gb1, gW2, gb2 = (net.view(g, k) for k in ("W1", "b1", "W2", "b2"))
+    Rh = math.ceil(s.k * n / P)
+    hist, st = np.zeros(Rh), [0, 0]  # (⌈k·n/P⌉,) ring; [position, length]
+    v, params, c, mom = np.zeros(N), net.params, -s.lr / m, s.momentum
+    choice, matmul, einsum, addr = rng.choice, np.matmul, np.einsum, np.add.reduce
+    bias_act, df_mul, outer = K.bias_act, K.df_mul, K.outer_df_mul
+
+    def go(R):
+        for _ in range(R):
+            idx = choice(n, m, replace=False)
+            x, t = X[idx], T[idx]
+            matmul(x, W1, out=h)
+            bias_act(a1, h, b1)
+            matmul(h, W2, out=y)
+            bias_act(a2, y, b2)
+            d = y - t
+            e = (einsum("bo,bo->b", d, d) / d.shape[1])[-Rh:]
+            pos, first = st[0], min(Rh - st[0], e.size)
+            hist[pos:pos + first] = e[:first]
+            hist[:e.size - first] = e[first:]
+            st[0], st[1] = (pos + e.size) % Rh, min(Rh, st[1] + e.size)
+            np.subtract(y, t, out=dy)
+            df_mul(a2, y, dy, d2, t2, None)
+            matmul(h.T, d2, out=gW2)
+            addr(d2, axis=0, out=gb2)
+            outer(a1, h, d2[:, 0], W2[:, 0], d1, t1, gb1)
+            matmul(x.T, d1, out=gW1)
+            msg[N] = addr(hist[:st[1]]) / st[1]
+            np.multiply(g, c, out=msg[:N])
+            recv[:] = msg
+            addr(recv[:, :N], axis=0, out=u)
+            np.multiply(v, mom, out=v)  # SGD.apply: v *= α; v += u; params += v
+            np.add(v, u, out=v)
+            np.add(params, v, out=params)
+            float(addr(recv[:, N]) / P)
+            if vrng.random() < verify:
+                mean_squared_error(net.forward(X, ws=wsn)[0], T)
+    return go, params
+
+
+def methods_vs_inline(P: int, m: int, *, verify: float, rounds: int = 4000, repeats: int = 5):
+    """µs per round of one worker's round through the engine's methods and inlined
+    (:func:`_round_runner`), interleaved, best of ``repeats``; after checking that both
+    leave the same weights."""
+    a, pa = _round_runner(P, m, inline=False, verify=verify)
+    b, pb = _round_runner(P, m, inline=True, verify=verify)
+    a(rounds), b(rounds)
+    if not np.array_equal(pa, pb):
+        raise SystemExit("the inlined round no longer computes what the engine's methods do")
+    best = {"methods": math.inf, "inline": math.inf}
+    with threadpool_limits(1):
+        for _ in range(repeats):
+            for k, go in (("methods", a), ("inline", b)):
+                t = time.perf_counter()
+                go(rounds)
+                best[k] = min(best[k], 1e6 * (time.perf_counter() - t) / rounds)
+    return best
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=8)
@@ -213,6 +319,11 @@ def main(argv=None) -> int:
     per = sum(us * (v if "verification" in k else 1.0) for k, us in fl.items())
     print(f"  per worker-round at {v:.2f} verifications each: {per:.1f} µs, against "
           f"{1e6 * booked / wr:.1f} µs booked")
+    mi = methods_vs_inline(P, m, verify=v)
+    print(f"one worker's round outside the data-parallel loop, no communication, {v:.2f} "
+          "verifications a round (the same weights both ways), best of 5 × 4,000 rounds:")
+    print(f"  through the engine's methods {mi['methods']:.1f} µs; the same calls inlined, "
+          f"locals bound once, {mi['inline']:.1f} µs")
     print(f"load {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -56,3 +56,15 @@ def test_verification_forward_counted_once_control():
     assert seen.count(m) == rec.rounds * P
     # the verifications, and train_pattern_parallel's own report of a failed run (none here)
     assert seen.count(n) == P * below + (0 if rec.converged else 1)
+
+
+def test_inlined_round_computes_what_the_engine_methods_do():
+    """methods_vs_inline times two writings of one worker's round: both must leave the same
+    weights (bit for bit). Control: one round fewer on the inlined side is caught."""
+    a, pa = profile_ppt._round_runner(8, 32, inline=False, verify=0.35)
+    b, pb = profile_ppt._round_runner(8, 32, inline=True, verify=0.35)
+    a(300)
+    b(300)
+    assert np.array_equal(pa, pb)
+    a(1)
+    assert not np.array_equal(pa, pb)
