@@ -179,8 +179,9 @@ def numpy_floor(m: int, n_hidden: int, n_in: int, n: int, *, history: int) -> di
 def _round_runner(P: int, m: int, *, inline: bool, verify: float, seed: int = 3):
     """``go(R)``: R rounds of one PPT worker (paper3's setup) outside the data-parallel loop,
     without communication: the other P − 1 updates are this worker's own, and a separate
-    stream verifies at rate ``verify``. ``inline``: the engine's calls written out with
-    locals bound once, else through its methods (ErrorEstimateStop.grad, SGD.direction and
+    stream verifies at rate ``verify``. ``inline``: the engine's calls for this net (two
+    layers, one output: MLP.backward's outer-product branch) written out with locals bound
+    once, else through its methods (ErrorEstimateStop.grad, SGD.direction and
     apply), as :func:`engine.parallel.data_parallel._sync_step` calls them. Returns
     (go, params): both variants must leave the same weights."""
     s = DEFAULT
