@@ -192,7 +192,6 @@ def _round_runner(P: int, m: int, *, inline: bool, verify: float, seed: int = 3)
     rng, vrng = np.random.default_rng(seed), np.random.default_rng(seed + 1)
     N = net.n_params
     msg, recv, u = np.empty(N + 1), np.empty((P, N + 1)), np.empty(N)  # (N+1,), (P, N+1), (N,)
-    wsn = net.workspace(n)
     if not inline:
         cfg = pattern.PPTConfig(local_epoch=m, lr=s.lr, momentum=s.momentum, k=s.k,
                                 threshold=s.threshold)
@@ -218,7 +217,7 @@ def _round_runner(P: int, m: int, *, inline: bool, verify: float, seed: int = 3)
 
     W1, b1, W2, b2 = net.W[1], net.b[1], net.W[2], net.b[2]
     a1, a2 = net.acts
-    ws = net.workspace(m)
+    ws, wsn = net.workspace(m), net.workspace(n)  # the local epoch's; the verification's
     h, y, d2, t2, d1, t1, dy = ws.a[1], ws.a[2], ws.delta[2], ws.tmp[2], ws.delta[1], ws.tmp[1], ws.dy
     g = np.empty(N)  # (N,)
     gW1, gb1, gW2, gb2 = (net.view(g, k) for k in ("W1", "b1", "W2", "b2"))
