@@ -1,0 +1,363 @@
+"""A paper's claims as data, judged on intervals (DESIGN.md, "Claims").
+
+A paper package declares its claims (:class:`Claim`): the paper's words with
+section, table or figure; the quantity that tests it; and its test, one of
+
+- ``ratio``: ours over the paper's value lies within ``tolerance`` (relative);
+- ``direction``: a statistic lies on one side of a threshold ("speedup > 1",
+  "ours at k = 3 minus ours at k = 1 < 0", the smallest step of a curve > 0);
+- ``choice``: the paper's choice (best local epoch, best worker count) is among
+  the options of ours that cannot be told apart from our best.
+
+The package measures each claim (:class:`Evidence`: our estimate, its interval,
+how many seeds or repetitions it rests on, its kind and host) and
+:func:`judge` gives the verdict from the interval, never from the point:
+
+- ``reproduced``: the whole interval lies inside the tolerance band (ratio), or
+  on the claimed side of the threshold (direction), or the paper's choice is
+  among our indistinguishable best (choice);
+- ``not-reproduced``: the whole interval lies outside the band or on the wrong
+  side, or the paper's choice is told apart from our best;
+- ``inconclusive``: the interval straddles; :func:`more_runs` says about how
+  many runs would likely decide it, from the spread;
+- ``by-construction`` and ``not-comparable``: by rule, stated in the claim.
+
+Intervals are percentile bootstraps over seeds (:func:`over_seeds`): each
+resample draws whole seeds, so a seed's serial and parallel runs stay together
+and a speedup is paired by seed (:func:`paired_ratio`). The generator is
+seeded from the claim's label (:func:`reproduce.spread.rng_for`), so a report
+rebuilt from the same runs gives the same interval. This module knows no paper.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from reproduce.spread import rng_for
+
+TESTS = ("ratio", "direction", "choice")
+VERDICTS = ("reproduced", "not-reproduced", "inconclusive", "by-construction", "not-comparable")
+KINDS = ("measured", "emulated", "modeled", "reported")
+MIN_N = 5  # seeds or repetitions behind every judged claim (issue: "at least 5")
+CONFIDENCE = 0.95
+N_RESAMPLES = 4999
+COLUMNS = ["paper", "claim", "quote", "where", "test", "tolerance", "reported", "ours", "ours_low",
+           "ours_high", "n", "kind", "host", "verdict", "reason", "quantity", "row", "method",
+           "more_runs", "beside"]
+METHOD = ("95 % percentile bootstrap over seeds (whole seeds resampled, speedups paired by seed), "
+          f"{N_RESAMPLES} resamples")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as data. ``reported``: the paper's value (ratio), its choice
+    (choice), or None (direction). ``tolerance``: the band's relative half-width (ratio),
+    with ``tolerance_why``. ``threshold`` and ``sense`` (">" or "<"): the side a direction
+    claim's statistic must lie on. ``rule``: a verdict fixed by rule (by-construction,
+    not-comparable), with ``reason`` saying why. ``row``: the primary comparison row
+    (``table/quantity/condition`` in comparison.csv)."""
+
+    id: str
+    quote: str
+    where: str
+    test: str
+    quantity: str
+    row: str = ""
+    reported: float | str | None = None
+    tolerance: float | None = None
+    tolerance_why: str = ""
+    threshold: float = 0.0
+    sense: str = ">"
+    rule: str | None = None
+    reason: str = ""
+
+    def __post_init__(self):
+        if self.test not in TESTS:
+            raise ValueError(f"claim {self.id}: test must be one of {TESTS}, got {self.test!r}")
+        if self.rule is not None and self.rule not in ("by-construction", "not-comparable"):
+            raise ValueError(f"claim {self.id}: rule must be by-construction or not-comparable")
+        if self.rule is None:
+            if self.test == "ratio" and (not _finite(self.reported) or not self.tolerance
+                                         or self.tolerance <= 0 or not self.tolerance_why):
+                raise ValueError(f"claim {self.id}: a ratio test needs a finite reported value, "
+                                 "a positive tolerance and why that tolerance")
+            if self.test == "choice" and self.reported is None:
+                raise ValueError(f"claim {self.id}: a choice test needs the paper's choice")
+            if self.sense not in (">", "<"):
+                raise ValueError(f"claim {self.id}: sense must be '>' or '<'")
+        if not self.quote or not self.where:
+            raise ValueError(f"claim {self.id}: quote the paper and say where")
+
+
+@dataclass
+class Evidence:
+    """What we measured for one claim. ``ours``: the estimate (choice: our best option);
+    ``low``/``high``: its interval (choice: unused); ``n``: seeds or repetitions behind it;
+    ``kind`` and ``host`` (a machine, or ``profile <name>`` for an emulated figure);
+    ``candidates`` (choice): the options that cannot be told apart from our best;
+    ``beside``: other kinds' figures of the same quantity, one phrase (e.g. the emulated
+    figure beside a measured one); ``reason``: the one-line why."""
+
+    ours: float | str | None
+    low: float = math.nan
+    high: float = math.nan
+    n: int = 0
+    kind: str = "measured"
+    host: str = ""
+    reason: str = ""
+    candidates: tuple = ()
+    beside: str = ""
+    method: str = METHOD
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and math.isfinite(float(x))
+
+
+# ---- intervals ---------------------------------------------------------------------------
+def over_seeds(records: Sequence, stat: Callable[[list], float], *, label: str,
+               confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES) -> tuple[float, float, float]:
+    """(estimate, low, high): ``stat`` of ``records`` (one record per seed, any object) and
+    its percentile-bootstrap interval, each resample drawing len(records) whole seeds with
+    replacement. Resamples where ``stat`` is not finite are left out (a resample without a
+    converged run, say); if more than half are, the interval is (nan, nan). Fewer than 2
+    records give (stat, nan, nan)."""
+    recs = list(records)
+    est = float(stat(recs)) if recs else math.nan
+    if len(recs) < 2:
+        return est, math.nan, math.nan
+    rng = rng_for(label)
+    idx = rng.integers(0, len(recs), size=(n_resamples, len(recs)))
+    vals = np.array([stat([recs[i] for i in row]) for row in idx], dtype=float)
+    ok = vals[np.isfinite(vals)]
+    if ok.size < n_resamples / 2:
+        return est, math.nan, math.nan
+    a = (1 - confidence) / 2
+    return est, float(np.quantile(ok, a)), float(np.quantile(ok, 1 - a))
+
+
+def mean(values: Sequence[float], *, label: str) -> tuple[float, float, float]:
+    """The mean of per-seed ``values`` with its bootstrap interval."""
+    v = [float(x) for x in values]
+    return over_seeds(v, lambda r: float(np.mean(r)), label=label)
+
+
+def gmean(values: Sequence[float]) -> float:
+    v = np.asarray(values, dtype=float)
+    return float(np.exp(np.mean(np.log(v)))) if v.size and np.all(v > 0) else math.nan
+
+
+def paired_ratio(numerator: dict, denominator: dict, *, label: str) -> tuple[float, float, float, int]:
+    """A speedup paired by seed: per seed s in both dicts, numerator[s] / denominator[s]
+    (e.g. serial time over parallel time of the same seed); the geometric mean of those
+    ratios with its bootstrap interval over seeds, and how many seeds paired."""
+    seeds = sorted(set(numerator) & set(denominator))
+    r = [numerator[s] / denominator[s] for s in seeds
+         if _finite(numerator[s]) and _finite(denominator[s]) and denominator[s] > 0]
+    est, lo, hi = over_seeds(r, gmean, label=label)
+    return est, lo, hi, len(r)
+
+
+def indistinguishable(options: dict, *, label: str, lower_is_better: bool = True) -> tuple[object, tuple]:
+    """(our best option, the options that cannot be told apart from it). ``options``: option →
+    {seed: value}. Best: the lowest (or highest) mean. An option is told apart from the best
+    when the bootstrap interval of its mean difference to the best (paired by seed where they
+    share seeds, else independent resamples) excludes 0."""
+    sign = 1.0 if lower_is_better else -1.0
+    means = {o: float(np.mean([v for v in d.values() if _finite(v)])) for o, d in options.items()
+             if any(_finite(v) for v in d.values())}
+    if not means:
+        return None, ()
+    best = min(means, key=lambda o: sign * means[o])
+    keep = [best]
+    for o in means:
+        if o == best:
+            continue
+        a, b = options[o], options[best]
+        shared = sorted(s for s in set(a) & set(b) if _finite(a[s]) and _finite(b[s]))
+        if len(shared) >= 2:
+            _, lo, hi = over_seeds([a[s] - b[s] for s in shared], lambda r: float(np.mean(r)),
+                                   label=f"{label} {o}-{best}")
+        else:
+            av = [v for v in a.values() if _finite(v)]
+            bv = [v for v in b.values() if _finite(v)]
+            rng = rng_for(f"{label} {o}-{best}")
+            d = [np.mean(rng.choice(av, len(av))) - np.mean(rng.choice(bv, len(bv)))
+                 for _ in range(N_RESAMPLES)]
+            lo, hi = (float(np.quantile(d, 0.025)), float(np.quantile(d, 0.975))) if len(av) > 1 and len(bv) > 1 \
+                else (math.nan, math.nan)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 <= hi:
+            keep.append(o)
+    return best, tuple(keep)
+
+
+# ---- verdicts ---------------------------------------------------------------------------
+def band(claim: Claim) -> tuple[float, float]:
+    """The ratio test's band of values of ours: reported·(1 ± tolerance)."""
+    r = float(claim.reported)
+    lo, hi = r * (1 - claim.tolerance), r * (1 + claim.tolerance)
+    return (min(lo, hi), max(lo, hi))
+
+
+def verdict(claim: Claim, ev: Evidence) -> str:
+    """The claim's verdict from the evidence's interval (module docstring)."""
+    if claim.rule:
+        return claim.rule
+    if claim.test == "choice":
+        if not ev.candidates:
+            return "inconclusive"
+        return "reproduced" if claim.reported in ev.candidates else "not-reproduced"
+    lo, hi = ev.low, ev.high
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "inconclusive"
+    if claim.test == "ratio":
+        b0, b1 = band(claim)
+        if b0 <= lo and hi <= b1:
+            return "reproduced"
+        return "not-reproduced" if hi < b0 or lo > b1 else "inconclusive"
+    t = claim.threshold
+    if claim.sense == ">":
+        return "reproduced" if lo > t else ("not-reproduced" if hi < t else "inconclusive")
+    return "reproduced" if hi < t else ("not-reproduced" if lo > t else "inconclusive")
+
+
+def more_runs(claim: Claim, ev: Evidence) -> int | None:
+    """About how many runs in all would likely decide an inconclusive claim: the interval's
+    half-width shrinks as 1/√n, so n·(h/d)² runs bring it inside the distance d from our
+    estimate to the nearest edge (band edge or threshold). None where the estimate sits on
+    the edge (d < h/10: more runs would not decide it) or the claim is not inconclusive."""
+    if verdict(claim, ev) != "inconclusive" or claim.test == "choice" or not _finite(ev.ours):
+        return None
+    if not (math.isfinite(ev.low) and math.isfinite(ev.high)) or ev.n < 2:
+        return None
+    edges = band(claim) if claim.test == "ratio" else (claim.threshold,)
+    x = float(ev.ours)
+    d = min(abs(x - e) for e in edges)
+    h = max(x - ev.low, ev.high - x)
+    if d < h / 10:
+        return None
+    return int(math.ceil(ev.n * (h / d) ** 2))
+
+
+def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
+    """One row of claims.csv (:data:`COLUMNS`)."""
+    v = verdict(claim, ev)
+    m = more_runs(claim, ev)
+    reason = "; ".join(x for x in (claim.reason, ev.reason) if x)
+    if v == "inconclusive" and claim.test != "choice":
+        decide = (f"about {m} runs in all would likely decide it" if m is not None else
+                  "our estimate sits on the band's edge: more runs would not decide it")
+        reason = f"{reason}; {decide}" if reason else decide
+    if v == "inconclusive" and claim.test == "choice" and not ev.candidates:
+        reason = f"{reason}; no option of ours was measured" if reason else "no option of ours was measured"
+    if claim.test == "ratio":
+        tol = f"±{claim.tolerance:.0%} ({claim.tolerance_why})" if claim.tolerance else ""
+    elif claim.test == "direction":
+        tol = f"{claim.sense} {claim.threshold:g}"
+    else:
+        tol = "among our indistinguishable best" + (f": {', '.join(map(str, ev.candidates))}"
+                                                     if ev.candidates else "")
+    return {"paper": paper, "claim": claim.id, "quote": claim.quote, "where": claim.where,
+            "test": claim.test, "tolerance": tol, "reported": claim.reported, "ours": ev.ours,
+            "ours_low": ev.low, "ours_high": ev.high, "n": ev.n, "kind": ev.kind, "host": ev.host,
+            "verdict": v, "reason": reason, "quantity": claim.quantity, "row": claim.row,
+            "method": ev.method, "more_runs": m, "beside": ev.beside}
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def evaluate(paper: str, claims: Sequence[Claim], evidence: dict) -> pd.DataFrame:
+    """The claims table: every claim judged on ``evidence`` (claim id → Evidence). A claim
+    without evidence raises: a declared claim is either measured or ruled."""
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{paper}: claim ids repeat")
+    missing = [c.id for c in claims if c.id not in evidence]
+    if missing:
+        raise KeyError(f"{paper}: no evidence for claims {', '.join(missing)}")
+    return frame([judge(paper, c, evidence[c.id]) for c in claims])
+
+
+# ---- files and text ----------------------------------------------------------------------
+def write(out: Path, df: pd.DataFrame) -> None:
+    from reproduce.store import atomic_write
+
+    atomic_write(Path(out) / "claims.csv", df.to_csv(index=False, float_format="%.6g"))
+
+
+def read(folder: Path) -> pd.DataFrame:
+    """``folder/claims.csv``, checked: the columns and the verdicts."""
+    f = Path(folder) / "claims.csv"
+    df = pd.read_csv(f, keep_default_na=True)
+    if list(df.columns) != COLUMNS:
+        raise ValueError(f"{f}: columns are not the claims format")
+    bad = ~df["verdict"].isin(VERDICTS)
+    if bad.any():
+        raise ValueError(f"{f}: verdict {df['verdict'][bad].iloc[0]!r} is not one of {', '.join(VERDICTS)}")
+    return df
+
+
+def _num(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e7:
+        return f"{int(x):,}"
+    ax = abs(x)
+    return f"{x:.3g}" if ax < 1000 else f"{x:,.0f}"
+
+
+def ours_text(r) -> str:
+    """"est [low, high]" (or the estimate alone, or the candidates of a choice)."""
+    if r["test"] == "choice":
+        return f"best {_num(r['ours'])}"
+    lo, hi = r["ours_low"], r["ours_high"]
+    iv = f" [{_num(lo)}, {_num(hi)}]" if not (pd.isna(lo) or pd.isna(hi)) else ""
+    return _num(r["ours"]) + iv
+
+
+def _cell(s) -> str:
+    return "" if s is None or (isinstance(s, float) and math.isnan(s)) else str(s).replace("|", "/").replace("\n", " ")
+
+
+def markdown(df: pd.DataFrame, *, with_paper: bool = False) -> list[str]:
+    """The claims table as markdown lines: claim, the paper's value, ours with its interval
+    and n, kind (host), verdict, reason."""
+    head = (["paper"] if with_paper else []) + ["claim", "paper's value", "ours [95 % interval]", "n",
+                                                "kind (host)", "verdict", "reason"]
+    L = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, r in df.iterrows():
+        kind = f"{r['kind']} ({r['host']})" if _cell(r["host"]) else r["kind"]
+        cells = ([r["paper"]] if with_paper else []) + [
+            f"**{r['claim']}** {_cell(r['where'])}", _num(r["reported"]), ours_text(r), _num(r["n"]), kind,
+            f"**{r['verdict']}**", _cell(r["reason"])]
+        L.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return L
+
+
+def counts(df: pd.DataFrame) -> dict:
+    c = df["verdict"].value_counts()
+    return {v: int(c.get(v, 0)) for v in VERDICTS}
+
+
+def report_lines(df: pd.DataFrame, *, level: str = "##") -> list[str]:
+    """A report.md's opening: the claims table, the counts and the method in one line."""
+    c = counts(df)
+    return [f"{level} Claims", "",
+            "Each claim of the paper, with the quantity that tests it judged on an interval, "
+            "never a point (reproduce/claims.py). Method: " + METHOD + ".", "",
+            *markdown(df), "",
+            "Counts: " + ", ".join(f"{n} {v}" for v, n in c.items()) + ".", ""]
