@@ -110,8 +110,10 @@ def parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="python -m reproduce",
         description="Reproduce published experiments on parallel neural-network training.",
-        epilog=f"targets: list, report, matrix, calibrate, validate, all, {names}")
-    ap.add_argument("target", help=f"list | report | matrix | calibrate | validate | all | {names}")
+        epilog=f"targets: list, report, compare, matrix, calibrate, validate, all, {names}")
+    ap.add_argument("target", help=f"list | report | compare | matrix | calibrate | validate | all | {names}")
+    ap.add_argument("sides", nargs="*", metavar="OLD NEW",
+                    help="compare only: two results folders or two commits")
     ap.add_argument("--workers", type=positive_int, default=None,
                     help="workers for measured runs (default: cores here, or the MPI world size)")
     ap.add_argument("--backend", choices=("local", "mpi"), default="local",
@@ -128,7 +130,8 @@ def parser() -> argparse.ArgumentParser:
                          "default), a shipped or paper machine (see engine/profiles/), or a JSON "
                          "written by `calibrate`")
     ap.add_argument("--name", default=None, help="calibrate: the profile's name (default: this host's)")
-    ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    ap.add_argument("--json", action="store_true", help="print the summary (report: the claims; "
+                    "compare: the changes) as JSON on stdout")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--nettalk-file", type=nonempty_path, default=None,
                     help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
@@ -154,7 +157,7 @@ def _list() -> int:
     return 0
 
 
-def _report(out: Path | None) -> int:
+def _report(out: Path | None, as_json: bool = False) -> int:
     """index.md from every paper's files under ``out`` (default results/). A folder that
     fails :func:`reproduce.report.check_paper` is a failure (exit 1) and index.md is left
     as it was. Without --out, a note says where quick runs' results are (they go to
@@ -175,12 +178,39 @@ def _report(out: Path | None) -> int:
         print(f"error: {e}; {out / 'index.md'} left as it was", file=sys.stderr)
         return 1
     atomic_write(out / "index.md", text)
+    if as_json:
+        from reproduce.report import claims_of
+        from reproduce.store import dumps
+
+        cf = claims_of(out, indexed(out, PAPERS))
+        sys.stdout.write(dumps({n: df.to_dict(orient="records") for n, df in cf.items()}))
+        return 0
     print("\n".join(screen_lines(out, PAPERS)))
     print(f"wrote {out / 'index.md'}")
     quick = Path("results/quick")
     if defaulted and (names := indexed(quick, PAPERS)):
         print(f"note: {quick}/ holds quick runs ({', '.join(names)}), not in this index; "
               f"`python -m reproduce report --out {quick}` indexes them")
+    return 0
+
+
+def _compare(args) -> int:
+    """Claims whose verdict moved between two generations (reproduce/compare.py); --out FILE
+    also writes the text there (e.g. results/stability.md)."""
+    from reproduce import compare
+
+    if len(args.sides) != 2:
+        raise UsageError("compare takes two arguments: OLD NEW (results folders or commits)")
+    try:
+        text, _ = compare.main(*args.sides, [p["name"] for p in PAPERS], as_json=args.json)
+    except (compare.CompareError, ValueError) as e:
+        raise UsageError(str(e).splitlines()[0]) from None
+    if args.out is not None:
+        from reproduce.store import atomic_write, check_writable
+
+        check_writable(Path(args.out).parent)
+        atomic_write(Path(args.out), text + "\n")
+    print(text)
     return 0
 
 
@@ -321,8 +351,12 @@ def main(argv=None) -> int:
         _check_nettalk(t, args.nettalk_file)
         if args.stall_timeout is not _DEFAULT:
             _set_stall_timeout(args.stall_timeout)
+        if args.sides and t != "compare":
+            raise UsageError(f"unexpected arguments {' '.join(args.sides)!r}: only compare takes two")
         if t == "report":
-            return _report(args.out)
+            return _report(args.out, args.json)
+        if t == "compare":
+            return _compare(args)
         if t == "matrix":
             return _matrix(args, _mpi_comm(args) if args.backend == "mpi" else None)
         if t == "calibrate":
@@ -381,7 +415,7 @@ def main(argv=None) -> int:
         return 1
 
 
-ONE_PROCESS = ("report", "validate")  # targets that never use MPI
+ONE_PROCESS = ("report", "compare", "validate")  # targets that never use MPI
 
 
 def _check_launch(target: str, backend: str) -> None:

@@ -139,7 +139,7 @@ def test_report_builds_index(quick):
     p = cli("report", "--out", str(out))
     assert p.returncode == 0, p.stderr
     text = (out / "index.md").read_text()
-    assert "## paper3" in text and "Fidelity:" in text
+    assert "## Claims" in text and "## paper3" in text and "comparison row" in text
     assert "| paper1 | – |" in text  # not run yet
 
 

@@ -129,10 +129,10 @@ def test_a_quick_runs_figure_and_index_say_quick(quick_paper4):
     papers = [{"name": "paper4", "authors": "A", "year": 1, "title": "T"}]
     assert R.quick_papers(root, ["paper4"]) == ["paper4"]
     text = R.build_index(root, papers)
-    assert "**QUICK RUN**" in text.split("## At a glance")[0]
-    assert "**paper4** (**QUICK**)" in text
+    assert "**QUICK RUN**" in text.split("## Claims")[0]
+    assert "## paper4: A 1, *T* (**QUICK**)" in text
     assert "| paper4 (QUICK) |" in text  # the counts table marks it too
-    assert "**QUICK RUN**" in (root / "paper4" / "report.md").read_text().split("## At a glance")[0]
+    assert "**QUICK RUN**" in (root / "paper4" / "report.md").read_text().split("## Claims")[0]
     screen = R.screen_lines(root, papers)  # what `report` and `all` print on the command line
     assert screen[0].startswith("**QUICK RUN** (paper4)") and any("| paper4 (QUICK) |" in x for x in screen)
 

@@ -1,0 +1,265 @@
+"""reproduce/claims.py and reproduce/compare.py: verdicts from intervals (worked examples,
+each with a control that must come out the other way), seed pairing, the claims-first
+index, and the committed claims against the papers' text and their own numbers."""
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reproduce import claims as C
+from reproduce import compare as K
+from reproduce import report as R
+from reproduce.papers import PAPERS
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+PAPER_TEXTS = ROOT.parent / "shared" / "papers"
+
+
+def ratio_claim(**kw):
+    return C.Claim(**{"id": "s8", "quote": "a speed-up of 10.6", "where": "§5", "test": "ratio",
+                      "quantity": "speedup at 8 nodes", "reported": 10.0, "tolerance": 0.2,
+                      "tolerance_why": "test", **kw})
+
+
+# ---- verdicts from intervals ------------------------------------------------------------
+@pytest.mark.parametrize("low,high,expected", [
+    (8.5, 11.5, "reproduced"),        # inside the band [8, 12]
+    (12.5, 14.0, "not-reproduced"),   # wholly above
+    (5.0, 7.9, "not-reproduced"),     # wholly below
+    (7.0, 9.0, "inconclusive"),       # straddles the lower edge
+    (7.0, 13.0, "inconclusive"),      # wider than the band
+])
+def test_ratio_verdict_from_the_interval_not_the_point(low, high, expected):
+    # the point is the same (10, on the paper's value) in every case: only the interval decides
+    assert C.verdict(ratio_claim(), C.Evidence(10.0, low, high, n=5)) == expected
+
+
+def test_direction_verdict_both_senses():
+    up = C.Claim(id="d", quote="q", where="w", test="direction", quantity="x", threshold=1.0)
+    assert C.verdict(up, C.Evidence(2.0, 1.2, 2.5, n=5)) == "reproduced"
+    assert C.verdict(up, C.Evidence(0.5, 0.2, 0.9, n=5)) == "not-reproduced"
+    assert C.verdict(up, C.Evidence(1.1, 0.9, 1.3, n=5)) == "inconclusive"
+    down = C.Claim(id="d", quote="q", where="w", test="direction", quantity="x", threshold=1.0, sense="<")
+    assert C.verdict(down, C.Evidence(2.0, 1.2, 2.5, n=5)) == "not-reproduced"  # control: flipped sense
+    assert C.verdict(down, C.Evidence(0.5, 0.2, 0.9, n=5)) == "reproduced"
+
+
+def test_no_interval_is_inconclusive_and_rules_win():
+    assert C.verdict(ratio_claim(), C.Evidence(10.0, n=1)) == "inconclusive"
+    ruled = ratio_claim(rule="not-comparable", reason="1994 hardware")
+    assert C.verdict(ruled, C.Evidence(99.0, 98.0, 100.0, n=5)) == "not-comparable"
+
+
+def test_choice_verdict():
+    c = C.Claim(id="c", quote="q", where="w", test="choice", quantity="best local epoch", reported=32)
+    assert C.verdict(c, C.Evidence(64, candidates=(64, 32), n=10)) == "reproduced"
+    assert C.verdict(c, C.Evidence(64, candidates=(64, 128), n=10)) == "not-reproduced"
+    assert C.verdict(c, C.Evidence(None, candidates=(), n=0)) == "inconclusive"
+
+
+def test_claim_checks_its_own_fields():
+    with pytest.raises(ValueError, match="tolerance"):
+        ratio_claim(tolerance_why="")
+    with pytest.raises(ValueError, match="test must be"):
+        ratio_claim(test="vibes")
+    with pytest.raises(ValueError, match="choice"):
+        C.Claim(id="c", quote="q", where="w", test="choice", quantity="x")
+    with pytest.raises(ValueError, match="quote"):
+        ratio_claim(quote="")
+
+
+def test_more_runs_worked_example():
+    # estimate 8.4, interval [7.6, 9.2]: half-width h = 0.8, nearest edge 8 at d = 0.4;
+    # n' = 5 · (0.8 / 0.4)² = 20
+    ev = C.Evidence(8.4, 7.6, 9.2, n=5)
+    assert C.more_runs(ratio_claim(), ev) == 20
+    # on the edge: more runs cannot decide it
+    assert C.more_runs(ratio_claim(), C.Evidence(8.0, 7.5, 8.5, n=5)) is None
+    # not inconclusive: no estimate
+    assert C.more_runs(ratio_claim(), C.Evidence(10.0, 9.0, 11.0, n=5)) is None
+    row = C.judge("p", ratio_claim(), ev)
+    assert "about 20 runs" in row["reason"] and row["more_runs"] == 20
+
+
+# ---- intervals -----------------------------------------------------------------------
+def test_paired_ratio_pairs_by_seed():
+    # Seed s has a slow or fast machine moment that hits serial and parallel alike: paired, the
+    # ratio is exactly 4 for every seed and the interval is a point.
+    serial = {s: 4.0 * (1 + s) for s in range(6)}
+    parallel = {s: 1.0 * (1 + s) for s in range(6)}
+    est, lo, hi, n = C.paired_ratio(serial, parallel, label="t")
+    assert n == 6 and est == pytest.approx(4.0) and lo == pytest.approx(4.0) and hi == pytest.approx(4.0)
+    # control: the same times unpaired (shifted by one seed) spread the interval widely
+    shifted = {s: parallel[(s + 1) % 6] for s in range(6)}
+    _, lo2, hi2, _ = C.paired_ratio(serial, shifted, label="t")
+    assert hi2 - lo2 > 1.0
+    # only seeds on both sides pair
+    assert C.paired_ratio(serial, {0: 1.0, 1: 2.0, 99: 1.0}, label="t")[3] == 2
+
+
+def test_over_seeds_is_reproducible_by_label_and_covers_the_mean():
+    x = np.random.default_rng(0).normal(10.0, 1.0, size=8)
+    a = C.mean(x, label="q")
+    assert a == C.mean(x, label="q")  # rebuilt report, same interval
+    assert a[1] < float(np.mean(x)) < a[2]
+    assert a[1] >= x.min() and a[2] <= x.max()
+
+
+def test_indistinguishable_keeps_what_the_interval_cannot_tell_apart():
+    rng = np.random.default_rng(1)
+    noise = {s: rng.normal(0, 0.01) for s in range(8)}
+    opts = {32: {s: 1.00 + noise[s] for s in range(8)},
+            64: {s: 1.00 + noise[s] + (0.01 if s % 2 else -0.008) for s in range(8)},
+            128: {s: 1.5 + noise[s] for s in range(8)}}
+    best, keep = C.indistinguishable(opts, label="t")
+    assert set(keep) == {32, 64} and best in (32, 64)
+    assert 128 not in keep  # control: clearly worse is told apart
+    best_hi, keep_hi = C.indistinguishable(opts, label="t", lower_is_better=False)
+    assert best_hi == 128 and keep_hi == (128,)
+
+
+def test_evaluate_needs_evidence_for_every_claim():
+    with pytest.raises(KeyError, match="s8"):
+        C.evaluate("p", [ratio_claim()], {})
+    df = C.evaluate("p", [ratio_claim()], {"s8": C.Evidence(10.0, 9.0, 11.0, n=5, host="h")})
+    assert list(df.columns) == C.COLUMNS and df.verdict.tolist() == ["reproduced"]
+
+
+# ---- index and compare from fake folders ----------------------------------------------------
+def fake_paper(folder: Path, claims: pd.DataFrame, meta: dict | None = None):
+    from reproduce.store import atomic_write, dumps
+
+    folder.mkdir(parents=True)
+    rows = R.frame([R.row(folder.name, "t", "q", "", "x", reported=1.0, ours=1.05, kind="measured")])
+    atomic_write(folder / "comparison.csv", rows.to_csv(index=False))
+    atomic_write(folder / "summary.json", dumps({"meta": meta or {}, "rows": rows.to_dict(orient="records")}))
+    C.write(folder, claims)
+    atomic_write(folder / "report.md", "# x\n")
+
+
+def claims_table(paper: str, verdicts: dict) -> pd.DataFrame:
+    rows = []
+    for cid, (lo, hi) in verdicts.items():
+        rows.append(C.judge(paper, ratio_claim(id=cid), C.Evidence(10.0, lo, hi, n=5, host="h")))
+    return C.frame(rows)
+
+
+def test_index_opens_with_the_claims_counted_per_claim(tmp_path):
+    papers = [{"name": n, "authors": "A", "year": 2000, "title": "T"} for n in ("pa", "pb", "pc")]
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11), "a2": (13, 14), "a3": (7, 9)}))
+    fake_paper(tmp_path / "pb", claims_table("pb", {"b1": (9, 11)}))
+    text = R.build_index(tmp_path, papers)
+    assert text.index("## Claims") < text.index("## pa:")
+    assert "| pa | 3 | 1 | 1 | 1 | 0 | 0 |" in text
+    assert "| pb | 1 | 1 | 0 | 0 | 0 | 0 |" in text
+    assert "| pc | – |" in text  # not run
+    assert "| **all** | 4 | 2 | 1 | 1 | 0 | 0 |" in text
+    assert "about" in text and "**inconclusive**" in text
+    lines = R.screen_lines(tmp_path, papers)
+    assert "| pa | 3 | 1 | 1 | 1 | 0 | 0 |" in lines
+
+
+def test_a_bad_claims_file_is_refused(tmp_path):
+    papers = [{"name": "pa", "authors": "A", "year": 2000, "title": "T"}]
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11)}))
+    f = tmp_path / "pa" / "claims.csv"
+    f.write_text(f.read_text().replace("reproduced", "sort of"))
+    with pytest.raises(R.ResultsError, match="sort of"):
+        R.build_index(tmp_path, papers)
+
+
+def test_compare_counts_flips_and_moves(tmp_path):
+    fake_paper(tmp_path / "old" / "paper3", claims_table("paper3", {"a": (9, 11), "b": (9, 11), "c": (7, 9), "d": (9, 11)}),
+               meta={"code": {"commit": "abc1234def"}, "date_utc": "2026-11-26T10:00:00Z"})
+    fake_paper(tmp_path / "new" / "paper3", claims_table("paper3", {"a": (9, 11), "b": (13, 14), "c": (9, 11), "e": (9, 11)}))
+    old, new = K.load(str(tmp_path / "old"), ["paper3"]), K.load(str(tmp_path / "new"), ["paper3"])
+    r = K.compare(old, new)
+    assert (r["n"], r["flips"], r["moves"]) == (3, 1, 1)
+    assert r["added"] == ["paper3/e"] and r["removed"] == ["paper3/d"]
+    text = "\n".join(K.markdown("old", "new", old, new))
+    assert "3 claims compared: 1 flipped, 1 moved" in text and "abc1234" in text
+    same = K.compare(old, old)
+    assert (same["flips"], same["moves"]) == (0, 0)  # control
+    with pytest.raises(K.CompareError):
+        K.load(str(tmp_path / "nowhere-and-no-commit"), ["paper3"])
+
+
+# ---- the papers' claims and the committed results --------------------------------------------
+def _norm(t: str) -> str:
+    t = t.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    t = re.sub(r"[–—−]", "-", t)
+    t = re.sub(r"-\s*\n\s*", "-", t)
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def paper_claims():
+    out = []
+    for p in PAPERS:
+        try:
+            mod = importlib.import_module(f"reproduce.{p['name']}.claims")
+        except ModuleNotFoundError:
+            continue
+        if hasattr(mod, "CLAIMS"):
+            out.append((p["name"], mod.CLAIMS))
+    return out
+
+
+@pytest.mark.skipif(not PAPER_TEXTS.is_dir(), reason="../shared/papers not beside the checkout")
+@pytest.mark.parametrize("name,claims", paper_claims(), ids=[n for n, _ in paper_claims()])
+def test_every_quote_is_the_papers_words(name, claims):
+    (text_file,) = PAPER_TEXTS.glob(f"{name}-*.txt")
+    text = _norm(text_file.read_text())
+    assert 4 <= len(claims) <= 12, "about 4–10 claims per paper"
+    for c in claims:
+        for piece in re.split(r"\s*(?:…|\.\.\.)\s*", c.quote):
+            if piece.strip():
+                assert _norm(piece) in text, f"{name} {c.id}: not in the paper: {piece!r}"
+    # control: a word changed in a quote is caught
+    assert _norm(claims[0].quote.split("…")[0] + " zzyzx") not in text
+
+
+def committed():
+    return [p["name"] for p in PAPERS if (RESULTS / p["name"] / "claims.csv").exists()]
+
+
+@pytest.mark.parametrize("name", committed())
+def test_committed_claims_follow_from_their_own_numbers(name):
+    """Each committed claim's verdict is what judge() gives for its own interval, and each
+    judged claim rests on at least 5 seeds or repetitions unless its reason says why not."""
+    df = C.read(RESULTS / name)
+    mods = dict(paper_claims())
+    declared = {c.id: c for c in mods.get(name, [])}
+    assert set(df.claim) == set(declared), "claims.csv is not the package's CLAIMS (regenerate)"
+    for _, r in df.iterrows():
+        c = declared[r.claim]
+        ev = C.Evidence(r.ours if c.test != "choice" else r.ours, r.ours_low, r.ours_high, n=int(r.n),
+                        candidates=tuple(_cands(r.tolerance)))
+        if c.test == "choice":
+            assert r.verdict == C.verdict(c, ev) or r.verdict in ("by-construction", "not-comparable")
+        elif not c.rule:
+            assert r.verdict == C.verdict(c, ev), r.claim
+        if r.verdict in ("reproduced", "not-reproduced", "inconclusive") and int(r.n) < C.MIN_N:
+            assert "fewer than" in str(r.reason) or "only" in str(r.reason), \
+                f"{name} {r.claim}: n = {r.n} < {C.MIN_N} with no reason given"
+
+
+def _cands(tol: str):
+    if not isinstance(tol, str) or ":" not in tol:
+        return ()
+    vals = [x.strip() for x in tol.split(":", 1)[1].split(",")]
+    return [int(v) if re.fullmatch(r"-?\d+", v) else (float(v) if re.fullmatch(r"[-\d.eE+]+", v) else v)
+            for v in vals]
+
+
+def test_committed_index_is_what_report_builds():
+    """One generation: results/index.md is exactly what `report` builds from the committed CSVs."""
+    built = R.build_index(RESULTS, PAPERS)
+    assert (RESULTS / "index.md").read_text() == built, \
+        "results/index.md is stale: run `python -m reproduce report`"
