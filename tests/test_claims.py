@@ -263,3 +263,26 @@ def test_committed_index_is_what_report_builds():
     built = R.build_index(RESULTS, PAPERS)
     assert (RESULTS / "index.md").read_text() == built, \
         "results/index.md is stale: run `python -m reproduce report`"
+
+
+def test_readme_claims_block_is_the_committed_claims():
+    """The README's claims (verdicts and values) are exactly what the committed claims.csv give."""
+    text = (ROOT / "README.md").read_text()
+    assert R.README_BEGIN in text and R.README_END in text
+    block = text[text.index(R.README_BEGIN):text.index(R.README_END) + len(R.README_END)]
+    assert block == R.readme_claims(RESULTS, PAPERS), \
+        "README's claims block is stale: paste reproduce.report.readme_claims(results, PAPERS)"
+
+
+def test_readme_block_control(tmp_path):
+    """Control: a changed verdict in a claims.csv changes the block the README must hold."""
+    papers = [{"name": "pa", "authors": "A", "year": 2000, "title": "T"}]
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11)}))
+    before = R.readme_claims(tmp_path, papers)
+    fake = tmp_path / "pa" / "claims.csv"
+    fake.write_text(fake.read_text().replace(",reproduced,", ",not-reproduced,"))
+    assert R.readme_claims(tmp_path, papers) != before and "| not-reproduced |" in R.readme_claims(tmp_path, papers)
+
+
+def test_every_paper_declares_its_claims():
+    assert [n for n, _ in paper_claims()] == [p["name"] for p in PAPERS]
