@@ -1,9 +1,9 @@
-"""paper1's added rows (reproduce/paper1/claims.py): Table 1's slave waits from the loop
+"""paper1's added rows (reproduce/paper1/extra_rows.py): Table 1's slave waits from the loop
 order, worked by hand from the paper's constants, and the bunch-claim ratios."""
 import pandas as pd
 import pytest
 
-from reproduce.paper1.claims import bunch_rows, slave_waits, table1_rows
+from reproduce.paper1.extra_rows import bunch_rows, slave_waits, table1_rows
 from reproduce.paper1.setup import QUICK
 
 

@@ -21,15 +21,18 @@ from engine.strategies.network_parallel import NPMaster, NPSlave, hidden_blocks
 N_I, N_O = 156, 56
 
 
-def _median_of(fn, reps: int) -> float:
+def _median_of(fn, reps: int, times: list | None = None) -> float:
     """Median seconds of ``reps`` calls after a warm-up (the typical step, comparable
-    with the wall clock of a measured run on the same shared machine)."""
+    with the wall clock of a measured run on the same shared machine). ``times``: a list
+    that receives every call's seconds (the repetitions behind the claims' intervals)."""
     fn()
     ts = []
     for _ in range(reps):
         t = perf_counter()
         fn()
         ts.append(perf_counter() - t)
+    if times is not None:
+        times.extend(ts)
     return float(np.median(ts))
 
 
@@ -38,7 +41,7 @@ def _xe(B: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def slave_step_seconds(strategy: str, *, N_h: int, B: int, P: int, forward: bool, reps: int,
-                       seed: int = 0) -> float:
+                       seed: int = 0, times: list | None = None) -> float:
     """Median seconds of one slave's compute for one bunch (see the module docstring)."""
     from threadpoolctl import threadpool_limits
 
@@ -55,7 +58,7 @@ def slave_step_seconds(strategy: str, *, N_h: int, B: int, P: int, forward: bool
                 _, k = s.forward(x)
                 if not forward:
                     s.update(e, k)
-            return _median_of(step, reps)
+            return _median_of(step, reps, times)
         m = max(1, math.ceil(B / P))
         x, e = _xe(m, rng)
         ws = full.workspace(m)
@@ -66,10 +69,11 @@ def slave_step_seconds(strategy: str, *, N_h: int, B: int, P: int, forward: bool
             if not forward:
                 full.backward(e, cache, out=g)
                 full.params -= 1e-9 * g
-        return _median_of(step, reps)
+        return _median_of(step, reps, times)
 
 
-def host_seconds(*, B: int, P: int, forward: bool, reps: int, seed: int = 0) -> float:
+def host_seconds(*, B: int, P: int, forward: bool, reps: int, seed: int = 0,
+                 times: list | None = None) -> float:
     """Median seconds of the master's work per NP bunch: sum P partials, nonlinearity,
     and (training) the error; the forward pass stops after the nonlinearity."""
     rng = np.random.default_rng(seed)
@@ -88,7 +92,7 @@ def host_seconds(*, B: int, P: int, forward: bool, reps: int, seed: int = 0) -> 
         for p in range(1, P):
             np.add(out, part[p], out=out)
         master.f_o.f(out, out)
-    return _median_of(fwd if forward else train, reps)
+    return _median_of(fwd if forward else train, reps, times)
 
 
 def calibrate(*, hidden=(100, 250, 500, 1000), bunches=(48, 1000), reps: int = 7) -> dict:
@@ -127,22 +131,28 @@ def here_model(cal: dict, *, B: int) -> SpertModel:
 
 
 def emulate_curve(strategy: str, *, N_h: int, B: int, slaves, forward: bool, reps: int) -> list[dict]:
-    """Measured per-slave compute T_c and host time T_h for each P (composed later)."""
+    """Measured per-slave compute T_c and host time T_h for each P (composed later), the
+    medians and every repetition behind them (``T_c_reps``, ``T_h_reps``: the claims'
+    intervals, reproduce/paper1/claims.py)."""
     rows = []
     for P in slaves:
         if strategy == "NP" and P > N_h:
             continue
-        r = max(3, reps * 48 // max(B // (P if strategy == "PP" else 1), 1))
-        T_c = slave_step_seconds(strategy, N_h=N_h, B=B, P=P, forward=forward, reps=min(r, reps))
-        T_h = host_seconds(B=B, P=P, forward=forward, reps=max(5, reps)) if strategy == "NP" else \
-            _pp_host_seconds(N_h=N_h, P=P, reps=max(3, reps // 2), forward=forward)
-        rows.append({"P": P, "T_c": T_c, "T_h": T_h})
+        # at least 5 repetitions (was 3: PP at B ≥ 1000), the claims' intervals need n ≥ 5
+        r = max(5, reps * 48 // max(B // (P if strategy == "PP" else 1), 1))
+        tc, th = [], []
+        T_c = slave_step_seconds(strategy, N_h=N_h, B=B, P=P, forward=forward, reps=min(r, reps), times=tc)
+        T_h = host_seconds(B=B, P=P, forward=forward, reps=max(5, reps), times=th) if strategy == "NP" else \
+            _pp_host_seconds(N_h=N_h, P=P, reps=max(5, reps // 2), forward=forward, times=th)
+        rows.append({"P": P, "T_c": T_c, "T_h": T_h, "T_c_reps": tc, "T_h_reps": th})
     return rows
 
 
-def _pp_host_seconds(*, N_h: int, P: int, reps: int, forward: bool) -> float:
+def _pp_host_seconds(*, N_h: int, P: int, reps: int, forward: bool, times: list | None = None) -> float:
     """The PP master's work per bunch: summing P weight-update vectors (training)."""
     if forward:
+        if times is not None:
+            times.extend([0.0] * reps)
         return 0.0
     n = n_wts(N_I, N_h, N_O) + N_h + N_O
     parts = np.ones((P, n))
@@ -152,4 +162,4 @@ def _pp_host_seconds(*, N_h: int, P: int, reps: int, forward: bool) -> float:
         np.copyto(acc, parts[0])
         for p in range(1, P):
             np.add(acc, parts[p], out=acc)
-    return _median_of(f, reps)
+    return _median_of(f, reps, times)

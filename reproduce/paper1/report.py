@@ -565,6 +565,39 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False
     return figs
 
 
+def claims_plot(out, cdf: pd.DataFrame, *, quick: bool = False) -> list[str]:
+    """The judged claims on one axis: ours with its interval (red) beside the paper's value
+    or the claim's threshold (black), at the condition each claim pairs (claims.csv)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from reproduce import plotstyle as S
+
+    d = cdf[cdf.test.isin(["ratio", "direction"]) & cdf.verdict.isin(["reproduced", "not-reproduced",
+                                                                     "inconclusive"])]
+    d = d[pd.to_numeric(d.ours, errors="coerce").notna()]
+    if d.empty:
+        return []
+    f, ax = plt.subplots(figsize=(9, 0.55 * len(d) + 2.2))
+    for i, r in enumerate(d.itertuples()):
+        x, lo, hi = float(r.ours), float(r.ours_low), float(r.ours_high)
+        ax.errorbar([x], [i], xerr=[[x - lo], [hi - x]] if lo == lo and hi == hi else None, fmt="o",
+                    color=S.COLORS.get("measured", "tab:red"), capsize=4, label="ours [95 % interval]" if i == 0 else None)
+        ref = r.reported if r.test == "ratio" else float(r.tolerance.split()[-1])
+        ax.plot([float(ref)], [i], marker="D", color=S.PAPER_COLOR, ls="none",
+                label="paper's value (ratio) / threshold (direction)" if i == 0 else None)
+        ax.annotate(r.verdict, (1.01, i), xycoords=("axes fraction", "data"), fontsize=7, va="center")
+    ax.set(yticks=range(len(d)), yticklabels=[f"{r.claim} ({r.test})" for r in d.itertuples()], xscale="log",
+           xlabel="ratio (the claim's quantity)", title="paper1 claims: ours beside the paper")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
+    S.finish(f, quick=quick, note="Each claim at the condition it pairs (claims.csv, column quantity); "
+             "intervals per reproduce/claims.py; log axis.")
+    S.save(f, out / "claims.png", quick=quick, dpi=100)
+    return ["claims.png"]
+
+
 def write(run, results, meta) -> dict:
     """comparison.csv, summary.json, curves.csv, training.csv, the plots and report.md under
     ``run.out``; the summary."""
@@ -579,13 +612,19 @@ def write(run, results, meta) -> dict:
     facts["pairs"], facts["profile"] = pairs, prof
     tf = training_frame(results, setup)
     rows += training_rows(tf, setup)
-    from reproduce.paper1 import claims
+    from reproduce.paper1 import extra_rows
 
     h1 = TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
-    rows += claims.table1_rows(df, here_src=here_src, hidden=h1, bunch=setup.np_bunch_perf)
-    rows += claims.headline_rows(df, here_src=here_src) + claims.bunch_rows(tf, setup)
-    rows += claims.wer_rows(results, setup)
-    figs = plots(out, df, tf, setup, quick=run.mode == "quick")
+    rows += extra_rows.table1_rows(df, here_src=here_src, hidden=h1, bunch=setup.np_bunch_perf)
+    rows += extra_rows.headline_rows(df, here_src=here_src) + extra_rows.bunch_rows(tf, setup)
+    rows += extra_rows.wer_rows(results, setup)
+    from reproduce import claims as C
+    from reproduce.paper1.claims import CLAIMS, evidence
+
+    cdf = C.evaluate(NAME, CLAIMS, evidence(results, setup, rows=rows, df=df, prof=prof, cal=cal, pairs=pairs,
+                                                 emulate=emulated_time))
+    C.write(out, cdf)
+    figs = plots(out, df, tf, setup, quick=run.mode == "quick") + claims_plot(out, cdf, quick=run.mode == "quick")
     atomic_write(out / "curves.csv", df.to_csv(index=False, float_format="%.6g"))
     atomic_write(out / "training.csv", tf.to_csv(index=False, float_format="%.6g"))
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
@@ -596,5 +635,6 @@ def write(run, results, meta) -> dict:
     from reproduce.paper1.text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(table, df, tf, setup=setup, meta=meta, figs=figs,
-                                                    facts=facts, cal=cal, quick_shrunk=quick_shrunk))
+                                                    facts=facts, cal=cal, quick_shrunk=quick_shrunk,
+                                                    claims_df=cdf))
     return {"meta": meta, "rows": table.to_dict(orient="records")}

@@ -74,6 +74,8 @@ def make_tasks(run) -> list[Task]:
     for i in range(setup.runs):
         s = seed + i
         for B in setup.fig6_bunches + setup.fig6_big:
+            if i > 0 and B in setup.one_seed_bunches:
+                continue
             T.append(Task("train", "measured", 1, {"mode": "sequential", "hidden": setup.fig6_hidden,
                                                    "bunch": B, "lr": setup.lr_for(B), "seed": s}))
         for h in setup.nets:

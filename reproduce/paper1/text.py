@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datasets.speech import N_INPUTS, class_coverage
 from reproduce import report as R
+from reproduce.claims import report_lines as claims_report_lines
 from reproduce.paper1.setup import MULTISPERT_1997, TABLE1_BUNCH
 
 
@@ -53,10 +54,11 @@ def validation_section(facts: dict, *, setup) -> list[str]:
     return L + R.pair_table(pairs, unit="ms / bunch", scale=1e3) + R.validation_footer(pairs)
 
 
-def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shrunk) -> str:
+def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shrunk, claims_df=None) -> str:
     L = ["# paper1 — Färber (1997): Quicknet on MultiSpert", ""]
     L += R.quick_banner(quick_shrunk)
-    L += R.screen_markdown(df, name="paper1")  # the one-screen answer first (issue 13)
+    if claims_df is not None:  # the claims first (issue 30), judged on intervals (claims.csv)
+        L += claims_report_lines(claims_df)
     la, lb = meta["loadavg_start"], meta["loadavg_end"]
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
           f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
