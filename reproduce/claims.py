@@ -254,8 +254,13 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
     m = more_runs(claim, ev)
     reason = "; ".join(x for x in (claim.reason, ev.reason) if x)
     if v == "inconclusive" and claim.test != "choice":
-        decide = (f"about {m} runs in all would likely decide it" if m is not None else
-                  "our estimate sits on the band's edge: more runs would not decide it")
+        if not _finite(ev.ours):
+            decide = "not measured in this run"
+        elif not (_finite(ev.low) and _finite(ev.high)):
+            decide = f"no interval ({ev.n} run{'s' * (ev.n != 1)}): at least {MIN_N} would give one"
+        else:
+            decide = (f"about {m} runs in all would likely decide it" if m is not None else
+                      "our estimate sits on the band's edge: more runs would not decide it")
         reason = f"{reason}; {decide}" if reason else decide
     if v == "inconclusive" and claim.test == "choice" and not ev.candidates:
         reason = f"{reason}; no option of ours was measured" if reason else "no option of ours was measured"
@@ -343,7 +348,7 @@ def markdown(df: pd.DataFrame, *, with_paper: bool = False) -> list[str]:
         kind = f"{r['kind']} ({r['host']})" if _cell(r["host"]) else r["kind"]
         cells = ([r["paper"]] if with_paper else []) + [
             f"**{r['claim']}** {_cell(r['where'])}", _num(r["reported"]), ours_text(r), _num(r["n"]), kind,
-            f"**{r['verdict']}**", _cell(r["reason"])]
+            f"**{r['verdict']}**", _cell(r["reason"]) + (f" Beside: {_cell(r['beside'])}." if _cell(r["beside"]) else "")]
         L.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return L
 

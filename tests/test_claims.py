@@ -286,3 +286,10 @@ def test_readme_block_control(tmp_path):
 
 def test_every_paper_declares_its_claims():
     assert [n for n, _ in paper_claims()] == [p["name"] for p in PAPERS]
+
+
+def test_inconclusive_reason_says_what_is_missing():
+    assert "not measured" in C.judge("p", ratio_claim(), C.Evidence(None, n=0))["reason"]
+    assert "at least 5" in C.judge("p", ratio_claim(), C.Evidence(10.0, n=1))["reason"]
+    # control: a measured, straddling interval gets the run estimate instead
+    assert "runs in all" in C.judge("p", ratio_claim(), C.Evidence(8.4, 7.6, 9.2, n=5))["reason"]
