@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from engine.nets.mlp import MLP
+from reproduce import claims as C
 from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import SPEEDUP_8, TABLE1
@@ -52,7 +53,7 @@ def headline(df, *, here, pairs, records) -> list[str]:
 
 
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
-                    implied, here, pairs, manycore_records, manycore_profiles, over) -> str:
+                    implied, here, pairs, manycore_records, manycore_profiles, over, claims_df) -> str:
     f = R.fmt
     main = runs[runs.study == "main"]
     serial = main[main.name == "serial"]
@@ -60,9 +61,15 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
     first_src = sorted(pat.source.unique())[0] if not pat.empty else None
     L = ["# paper3 — Dahl, McAvinney & Newhall (2008): Pattern Parallel Training on 8-bit parity", ""]
     L += R.quick_banner(quick_shrunk)
-    # the one-screen answer first (issue 13), with the report's own headline
-    hl = headline(df, here=here, pairs=pairs, records=manycore_records)
-    L += R.screen_markdown(df, name="paper3", headline=hl[0].removeprefix(R.HEADLINE_MARK) if hl else None)
+    # the claims first (issue 30), judged on intervals; they replace the old screen, whose
+    # lists were point estimates. The detail rows follow below.
+    L += C.report_lines(claims_df)
+    if figs and "claims.png" in figs:
+        L += ["![claims](claims.png)", "",
+              "The paper's values (black) beside our estimates with their 95 % intervals at the conditions "
+              "the claims pair (reproduce/paper3/claims.py).", ""]
+    # the report's own headline about the emulated figures (the index reads it)
+    L += headline(df, here=here, pairs=pairs, records=manycore_records)
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "
           f"{meta['workers']} worker(s) measured on {meta['cpu_count']} cores ({meta['machine']}), "
           f"seeds {meta['seeds']} (run i uses seed {meta['seed']}+i), wall time {meta['wall_s']:.0f} s, "
@@ -118,7 +125,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
         d = df[df.table == t]
         if not d.empty:
             L += [f"## {title}", "", R.comparison_markdown(d), ""]
-    L += ["## Plots", ""] + [f"![{x}]({x})" for x in figs] + [""]
+    L += ["## Plots", ""] + [f"![{x}]({x})" for x in figs if x != "claims.png"] + [""]
     over_ps = sorted({int(P) for P in pat[pat.source == "measured"].nodes.unique() if over(int(P))})
     over_note = (f" Measured runs at {', '.join(map(str, over_ps))} nodes had more workers than the "
                  f"{meta['cpu_count']} cores here (or an MPI world larger than them): their rows say "
