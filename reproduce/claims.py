@@ -262,8 +262,8 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
             decide = (f"about {m} runs in all would likely decide it" if m is not None else
                       "our estimate sits on the band's edge: more runs would not decide it")
         reason = f"{reason}; {decide}" if reason else decide
-    if v == "inconclusive" and claim.test == "choice" and not ev.candidates:
-        reason = f"{reason}; no option of ours was measured" if reason else "no option of ours was measured"
+    if v == "inconclusive" and claim.test == "choice" and not ev.candidates and not ev.reason:
+        reason = f"{reason}; no options of ours told apart" if reason else "no options of ours told apart"
     if claim.test == "ratio":
         tol = f"±{claim.tolerance:.0%} ({claim.tolerance_why})" if claim.tolerance else ""
     elif claim.test == "direction":
