@@ -6,9 +6,10 @@ import pandas as pd
 
 from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel, blocked_exchange_time
 from engine.schedule import LinearDistribution
-from reproduce import manycore
+from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
+from reproduce.paper4 import claims as paper_claims
 from reproduce.paper4.tasks import calibrated, emulation_profile, models_for
 from reproduce.store import atomic_write
 
@@ -304,6 +305,23 @@ def typical_rows(res: dict, setup) -> list[dict]:
 
 
 # ---- plots --------------------------------------------------------------------
+def host_curves(hosts=None) -> list[dict]:
+    """The 16-core hosts' measured speedups at the claims' width (reproduce/paper4/claims.py
+    ``HOST_WIDTH``) as plot curves: per P the geometric mean of the host's 3 runs and its 95 %
+    bootstrap interval, as the claims take them (source "measured on 16-core host (<host>), width <w>";
+    the host in parentheses gives the colour, reproduce/plotstyle.py)."""
+    out = []
+    for host in (paper_claims.HOST, paper_claims.OTHER_HOST):
+        for (passes, w, P), r in sorted(paper_claims.host_table(host, hosts).items()):
+            if w != paper_claims.HOST_WIDTH:
+                continue
+            est, lo, hi = claims.over_seeds(paper_claims.host_runs(r), claims.gmean,
+                                            label=f"{NAME} plot {host} {passes} {w} {P}")
+            out.append({"passes": passes, "nodes": P, "speedup": est, "lo": lo, "hi": hi,
+                        "source": f"measured on 16-core host ({host}), width {w}"})
+    return out
+
+
 def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool = False) -> list[str]:
     """Tables 2–3 faceted by width (rows: forward, forward + backward; one column per width,
     the paper's values in the paper-width column) and Table 1 (last column, one n per row).
@@ -341,6 +359,9 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
             if w == setup.paper_width:
                 S.paper_points(ax, [p for p, _ in paper], [s for _, s in paper], ls="-", lw=1.5,
                                label="paper (its Table 2 / Table 3)")
+            elif w == paper_claims.HOST_WIDTH:  # where the claims pair the paper with the hosts
+                S.paper_points(ax, [p for p, _ in paper], [s for _, s in paper], ls="-", lw=1.5,
+                               label="paper (its Table 2 / Table 3)")
             ax.plot([1, 16], [1, 16], color="grey", lw=0.8, ls=":", label="linear")
             ticks = [p for p, _ in paper]
             ax.set(xscale="log", yscale="log", xticks=ticks, xticklabels=[str(p) for p in ticks],
@@ -348,7 +369,8 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
                    ylabel=("forward" if passes == "forward" else "forward + backward") + " speedup"
                    if j == 0 else "",
                    title=f"{table.replace('table', 'Table ')}, width {w:,}"
-                         + (" (the paper's)" if w == setup.paper_width else ""))
+                         + (" (the paper's)" if w == setup.paper_width else
+                            " (claims: paper's values here)" if w == paper_claims.HOST_WIDTH else ""))
             S.log_ticks(ax, "y")
     Ps = [p for p, *_ in TABLE1]
     for i, n in enumerate(TABLE1_N):
@@ -369,7 +391,9 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
             seen.setdefault(lab, hnd)
     y = S.finish(fig, quick=quick, reserve=0.75, note=(
         "Columns: the net's width (ours: widths this machine holds; the paper's Tables 2–3 are at "
-        f"width {setup.paper_width:,}, black stars). Bands: min–max of the speedup over the repeated "
+        f"width {setup.paper_width:,}, black stars, drawn again at width {paper_claims.HOST_WIDTH:,} "
+        "where the claims pair them with the 16-core hosts' measurements: geometric mean of 3 runs "
+        "and its 95 % bootstrap band). Other bands: min–max of the speedup over this run's repeated "
         "runs (line: median). Grey lines: models (dashed §6 calibrated here, dotted our blocked "
         "model, dash-dot §6 with t = 1). Last column: Table 1 against the §6.2 formula in three log "
         "bases. Dotted grey diagonal: linear speedup."))
@@ -380,7 +404,8 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
 
 
 def write(run, results, meta) -> dict:
-    """comparison.csv, summary.json, the plot and report.md under ``run.out``; the summary.
+    """claims.csv (reproduce/paper4/claims.py, judged on intervals), comparison.csv,
+    summary.json, the plot and report.md (opening with the claims) under ``run.out``; the summary.
     The emulation profile is ``--profile``'s (``run.profile``), else the allgather profile
     calibrated by this run's tasks; the §6 models come from the calibration tasks."""
     from reproduce.paper4.text import report_markdown
@@ -410,7 +435,11 @@ def write(run, results, meta) -> dict:
     hosts = {h: manycore.host_profile(h) for h in manycore.HOSTS}
     many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
     rows += manycore.csv_rows(NAME, many)
-    figs = plots(out, curves, setup, profile=profile.name, quick=run.mode == "quick")
+    figs = plots(out, curves + host_curves(), setup, profile=profile.name, quick=run.mode == "quick")
+    cdf = claims.evaluate(NAME, paper_claims.CLAIMS,
+                          paper_claims.evidence(results, runs=runs, many=many, profile=profile.name,
+                                                here=f"this machine, {cores or '?'} cores"))
+    claims.write(out, cdf)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs,
             "tolerance": {"table1": TOL_TABLE1, "other": TOL}, "typical_run": typ,
             "manycore_profiles": {h: p.as_dict() for h, p in hosts.items()}}
@@ -419,5 +448,5 @@ def write(run, results, meta) -> dict:
                                                     meta=meta, figs=figs, typical=typ,
                                                     quick_shrunk=quick_shrunk, pairs=pairs,
                                                     manycore_records=many, manycore_profiles=hosts,
-                                                    over=over))
+                                                    over=over, claims_df=cdf))
     return {"meta": meta, "rows": df.to_dict(orient="records")}

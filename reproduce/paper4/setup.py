@@ -41,7 +41,10 @@ class Setup:
     activation: str = "symmetric_sigmoid"  # §2: φ(x) = 2/(1+e^(−x)) − 1
     procs: tuple = (1, 2, 4, 8, 16)  # Tables 1–3
     passes_timed: int = 40  # passes per timed run (one pattern each: the paper trains online)
-    runs: int = 3  # timed runs per configuration (spread: min/median/max)
+    # timed runs per configuration, one seed each (seed + run): 5 so that the claims judged on
+    # runs here (§3 width, reproduce/paper4/claims.py) rest on n >= 5 seeds paired by seed
+    # (issue 30; it was 3, whose 95 % bootstrap interval is just min–max). ~+60 s default.
+    runs: int = 5
     log_base: str = "2"  # base of log(P) in our model predictions (engine/perfmodel.py)
     # §5 typical run. Not stated: the net, η, the initial weights, the input pattern.
     # We use the paper's depth and input size with a narrow width, η = 0.1 (online,
@@ -50,6 +53,9 @@ class Setup:
     typical_lr: float = 0.1
     typical_init: float = 0.5
     typical_epochs: int = 10_000
+    # §5 runs, seeds seed .. seed + typical_runs − 1 (weights and pattern drawn per seed): the
+    # sec5-targets claim needs n >= 5 (issue 30); one took 2.6 s at default settings.
+    typical_runs: int = 5
     calib_reps: int = 400
 
     def sizes(self, width: int) -> tuple:
@@ -60,9 +66,9 @@ DEFAULT = Setup()
 FULL = replace(DEFAULT, runs=10, passes_timed=100)
 # --quick shrinks: widths 132 and 512, 1 run of 10 passes, P up to 8, §5 run of 1,000 epochs.
 QUICK = replace(DEFAULT, widths=(132, 512), runs=1, passes_timed=10, procs=(1, 2, 4, 8),
-                typical_epochs=1_000, calib_reps=100)
-QUICK_SHRUNK = ["widths 132, 512, 2048 → 132, 512", "runs 3 → 1", "timed passes 40 → 10",
+                typical_epochs=1_000, typical_runs=1, calib_reps=100)
+QUICK_SHRUNK = ["widths 132, 512, 2048 → 132, 512", "runs 5 → 1", "timed passes 40 → 10",
                 "processors up to 16 → up to 8", "§5 typical run 10,000 → 1,000 epochs "
-                "(the 10,000-epoch row is missing)", "calibration repetitions 400 → 100"]
+                "(the 10,000-epoch row is missing), 5 seeds → 1", "calibration repetitions 400 → 100"]
 
 PASSES = ("forward", "forward_backward")  # Table 2, Table 3
