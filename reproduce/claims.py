@@ -243,7 +243,7 @@ def more_runs(claim: Claim, ev: Evidence) -> int | None:
     x = float(ev.ours)
     d = min(abs(x - e) for e in edges)
     h = max(x - ev.low, ev.high - x)
-    if d < h / 10:
+    if d <= 0 or d < h / 10:
         return None
     return int(math.ceil(ev.n * (h / d) ** 2))
 

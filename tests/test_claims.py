@@ -82,6 +82,8 @@ def test_more_runs_worked_example():
     assert C.more_runs(ratio_claim(), ev) == 20
     # on the edge: more runs cannot decide it
     assert C.more_runs(ratio_claim(), C.Evidence(8.0, 7.5, 8.5, n=5)) is None
+    # a zero-width interval exactly on the edge: no estimate, no division by zero
+    assert C.more_runs(ratio_claim(), C.Evidence(8.0, 8.0, 8.0, n=5)) is None
     # not inconclusive: no estimate
     assert C.more_runs(ratio_claim(), C.Evidence(10.0, 9.0, 11.0, n=5)) is None
     row = C.judge("p", ratio_claim(), ev)
