@@ -59,4 +59,16 @@ def test_paper2_quick_writes_shared_format(tmp_path):
     assert (df[df.table == "fig2"].kind.iloc[:4] == "measured").all()  # statistics of the data
     summary = json.loads(p.stdout)
     assert summary["meta"]["mode"] == "quick" and len(summary["rows"]) == len(df)
-    assert "**QUICK RUN**" in (d / "report.md").read_text().split("## At a glance")[0]
+    assert "**QUICK RUN**" in (d / "report.md").read_text().split("## Claims")[0]
+    # issue 30: the claims first, judged on intervals, in claims.csv and at the top of report.md
+    from reproduce import claims as C
+    from reproduce.paper2.claims import CLAIMS
+
+    cdf = C.read(d)
+    assert list(cdf.claim) == [c.id for c in CLAIMS]
+    assert (cdf[cdf.claim == "fig4-4x"].n == 2).all()  # --quick: 2 interleaved repetitions
+    assert cdf[cdf.claim == "dp-optimal"].verdict.iloc[0] == "by-construction"
+    assert cdf[cdf.claim == "fig4-4h"].verdict.iloc[0] == "not-comparable"
+    heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
+    assert heads[0] == "## Claims" and "## At a glance" not in heads
+    assert (d / "claims.png").stat().st_size > 0

@@ -23,12 +23,28 @@ def _tasks(workers, profile=None):
 def test_without_a_profile_the_task_keys_are_as_before():
     assert profile_key(None) == {}
     em = [t for t in _tasks(2) if t.kind == "emulated"]
-    # the committed default's emulated run at 6 workers keeps its key; 2 workers gains a twin
+    # the default's emulated runs (first seed only, setup.emulated_runs): 6 workers and the
+    # twin of the measured 2; no allreduce in the default (setup.allreduce_workers)
     assert [(t.name, t.params) for t in em] == [
         ("train", {"Q": 6, "workers": 2, "run": 0, "seed": 1}),
-        ("train", {"Q": 6, "workers": 6, "run": 0, "seed": 1}),
-        ("allreduce", {"Q": 6, "workers": 2, "run": 0, "seed": 1})]
+        ("train", {"Q": 6, "workers": 6, "run": 0, "seed": 1})]
     assert {t.params["workers"] for t in _tasks(1) if t.kind == "emulated"} == {2, 6}  # nothing measured
+
+
+def test_the_default_trains_five_seeds_where_the_claims_need_them():
+    """Issue 30: the training claims rest on 5 seeds: every Q's 1-worker run and the measured
+    model-averaging run; the ablations stay on the first seed."""
+    me = [t for t in _tasks(2) if t.kind == "measured" and t.name == "train"]
+    seeds = lambda f: sorted(t.params["seed"] for t in me if f(t.params))
+    for q in DEFAULT.Qs:
+        assert seeds(lambda p: p["workers"] == 1 and p["Q"] == q and "order" not in p) == [1, 2, 3, 4, 5]
+    assert seeds(lambda p: p["workers"] == 2) == [1, 2, 3, 4, 5]
+    assert seeds(lambda p: p.get("order") == "random") == [1]
+    # control: the --full setup runs the ablations and the emulated runs on more seeds
+    full = make_tasks(Run(PAPER, replace(DEFAULT, emulated_runs=5, ablation_runs=3, allreduce_workers=(2,)),
+                          "full", 2, "local", 1, "/nonexistent"))
+    assert sorted(t.params["seed"] for t in full if t.kind == "emulated" and t.params["workers"] == 6) == [1, 2, 3, 4, 5]
+    assert sorted(t.params["seed"] for t in full if t.name == "allreduce" and t.kind == "measured") == [1, 2, 3]
 
 def test_the_cache_key_of_an_emulated_task_follows_the_profile():
     ka, kb = profile_key(A), profile_key(replace(A, latency_s=2e-6))

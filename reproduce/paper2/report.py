@@ -6,7 +6,9 @@ import pandas as pd
 import scipy.stats
 
 from engine.schedule import optimal_buckets
+from reproduce import claims as C
 from reproduce import report as R
+from reproduce.paper2 import claims as P2C
 from reproduce.paper2.setup import BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3
 from reproduce.paper2.tasks import curve, dataset_of, layout_table, loss_at
 from reproduce.paper2.timing_k import NAME as TIMING_K
@@ -447,6 +449,40 @@ def figs_k(out, ctx, figs: list, *, quick: bool = False) -> None:
                "the bound counts padded cells (modeled), not time.")
 
 
+def figs_claims(out, cdf, figs: list, *, quick: bool = False) -> None:
+    """The claims on their own axes: per ratio or direction claim with a value, the paper's
+    value and its tolerance band (ratio) or the threshold (direction) beside our estimate and
+    its 95 % interval, at the condition the claim pairs (reproduce/paper2/claims.py)."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for _, r in cdf.iterrows() if r["test"] in ("ratio", "direction") and r["verdict"] != "not-comparable"
+            and isinstance(r["ours"], (int, float)) and np.isfinite(float(r["ours"]))]
+    if not rows:
+        return
+    fig, axes = plt.subplots(1, len(rows), figsize=(2.3 * len(rows) + 1, 4.2), squeeze=False)
+    claims = {c.id: c for c in P2C.CLAIMS}
+    for ax, r in zip(axes[0], rows):
+        c = claims[r["claim"]]
+        if c.test == "ratio":
+            b0, b1 = C.band(c)
+            ax.axhspan(b0, b1, color="tab:red", alpha=0.15, label="paper ± tolerance")
+            ax.axhline(float(c.reported), color="tab:red", ls=":", label="paper")
+        else:
+            ax.axhline(c.threshold, color="tab:red", ls=":", label=f"claimed side: {c.sense} {c.threshold:g}")
+        lo, hi, x = float(r["ours_low"]), float(r["ours_high"]), float(r["ours"])
+        yerr = [[x - lo], [hi - x]] if np.isfinite(lo) and np.isfinite(hi) else None
+        ax.errorbar([0], [x], yerr=yerr, marker="o", color="tab:blue", capsize=5,
+                    label=f"ours ({r['kind']}, n = {int(r['n'])})")
+        ax.set_xticks([])
+        ax.set_xlim(-1, 1)
+        ax.set_title(f"{r['claim']}\n{r['verdict']}", fontsize=9)
+        ax.legend(fontsize=6, loc="best")
+    _save(fig, out, "claims.png", figs, quick=quick,
+          note="One panel per claim judged on a number: the paper's value with the band its words allow "
+               "(shaded), or the side a direction claim needs (dotted), beside our estimate with its 95 % "
+               "bootstrap interval over seeds or interleaved repetitions.")
+
+
 def plots(out, *, data, setup, ctx, quick: bool = False) -> list[str]:
     """Figs. 2–5 analogs with the paper's values where it gives one (Fig. 4: about 4× at
     Q = 3; Fig. 5a: 23 % lower validation error for 6 GPUs), plain log ticks
@@ -482,7 +518,7 @@ def plots(out, *, data, setup, ctx, quick: bool = False) -> list[str]:
     colors = sns.color_palette(n_colors=len(ctx["fig3"]))
     for c, ln in zip(colors, ctx["fig3"]):
         for i, r in enumerate(ln["runs"]):
-            lab = ln["label"] + (f", run {i + 1}" if len(ln["runs"]) > 1 else "")
+            lab = ln["label"] + (f" ({len(ln['runs'])} seeds)" if len(ln["runs"]) > 1 else "") if i == 0 else None
             ls = ":" if ln["note"] else ("--" if "order" in ln["cond"] else "-")
             mk = "os^"[i % 3]
             ax[0].plot(*curve(r), marker=mk, ms=3, ls=ls, color=c, label=lab)
@@ -497,7 +533,7 @@ def plots(out, *, data, setup, ctx, quick: bool = False) -> list[str]:
         a.set_yscale("log")
         S.log_ticks(a)
     _save(fig, out, "fig3_val_loss.png", figs, quick=quick,
-          note=f"One line per training run (markers: run 1, 2, 3); dashed: the order ablation, dotted: eq. 1's "
+          note=f"One line per training run (one colour per configuration, every seed); dashed: the order ablation, dotted: eq. 1's "
                f"padded-to-the-longest run. The paper reports Q = {BEST_Q} as best (faster at the lowest loss); "
                "it prints no loss values.")
 
@@ -542,12 +578,17 @@ def plots(out, *, data, setup, ctx, quick: bool = False) -> list[str]:
         figs_k(out, ctx, figs, quick=quick)
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.3))
-    for t, r in sorted(ctx["fig5"], key=lambda tr: (tr[0].params["workers"], tr[0].name)):
+    colour = {}
+    for t, r in sorted(ctx["fig5"], key=lambda tr: (tr[0].params["workers"], tr[0].name, tr[0].kind,
+                                                   tr[0].params["seed"])):
         P = t.params["workers"]
         lab = (f"{P} worker{'s' if P > 1 else ''}, " + ("avg eq. 3" if t.name == "train" else "grad allreduce")
                + f" ({t.kind})")
-        ax[0].plot(*curve(r), marker="o", ms=2.5, label=lab)
-        ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker="o", ms=2.5, label=lab)
+        first = lab not in colour
+        c = colour.setdefault(lab, f"C{len(colour) % 10}")
+        ax[0].plot(*curve(r), marker="o", ms=2.5, color=c, label=lab if first else None)
+        ax[1].plot(np.arange(0, len(r["val_loss"]) + 1), curve(r)[1], marker="o", ms=2.5, color=c,
+                   label=lab if first else None)
     if "T1" in ctx:
         ax[0].axvline(ctx["T1"], color="grey", ls=":", lw=1)
         ones = [r for t, r in ctx["fig5"] if t.params["workers"] == 1 and len(r["val_loss"])]
@@ -564,7 +605,7 @@ def plots(out, *, data, setup, ctx, quick: bool = False) -> list[str]:
         a.set_yscale("log")
         S.log_ticks(a)
     _save(fig, out, "fig5_workers.png", figs, quick=quick,
-          note="One line per run. Dotted grey: the 1-worker training time; the star is the paper's Fig. 5a claim "
+          note="One line per run (one colour per configuration, every seed). Dotted grey: the 1-worker training time; the star is the paper's Fig. 5a claim "
                f"(validation error {LOSS_REDUCTION_6:.0%} lower for {GPUS} GPUs at that time) applied to our "
                "1-worker loss, where the P-worker lines should reach for agreement.")
     return figs
@@ -581,12 +622,19 @@ def write(run, results, meta) -> dict:
     names = sorted({r["profile"] for t, r in results if t.kind == "emulated" and r.get("profile")})
     rows += R.validation_rows(NAME, pairs, profile="/".join(names) or profile.name)
     ctx["pairs"], ctx["emulated_profiles"] = pairs, names
+    # the claims first (issue 30): each judged on an interval over seeds or repetitions
+    cdf = C.evaluate(NAME, P2C.CLAIMS, P2C.evidence(
+        results, setup=setup, lengths=data.lengths[np.asarray(data.train)],
+        host=P2C.host_of(meta), profile_name="/".join(names) or profile.name))
+    C.write(out, cdf)
     figs = plots(out, data=data, setup=setup, ctx=ctx, quick=run.mode == "quick")
+    figs_claims(out, cdf, figs, quick=run.mode == "quick")
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "timing_loadavg": ctx.get("timing_load")}
     df = R.write_tables(out, rows, meta)
     from reproduce.paper2.text import report_markdown
 
     atomic_write(out / "report.md", report_markdown(df, ctx, setup=setup, profile=profile, meta=meta,
-                                                    figs=figs, quick_shrunk=quick_shrunk, data=data))
+                                                    figs=figs, quick_shrunk=quick_shrunk, data=data,
+                                                    cdf=cdf))
     return {"meta": meta, "rows": df.to_dict(orient="records")}

@@ -42,33 +42,60 @@ class Setup:
     # padded to the longest sequence) makes the same updates, only its epochs take longer.
     Qs: tuple = (1, 2, 3, 6)
     epochs: int = 16  # per Fig. 3 run (the paper trains for tens of hours)
-    runs: int = 1  # seeds per Fig. 3/5 configuration
+    # Seeds (issue 30: every judged claim on >= 5 seeds or repetitions). ``runs`` seeds train
+    # what the training claims need, each run serving several claims: the 1-worker runs of
+    # every Q (Fig. 3's best Q and "faster convergence at the beginning"; the Q = fig5_Q one
+    # is also Fig. 5's 1-worker baseline) and the measured model-averaging runs on
+    # fig5_workers <= cores (the conclusion's "reduction of the validation loss ... for the
+    # same wall clock time", measured). A 1-worker seed costs ~255 s on 2 cores, a measured
+    # 2-worker one ~70 s (the committed default's task times, d29965b).
+    runs: int = 5
+    # DEVIATION for cost: the emulated Fig. 5 runs (6 workers, and each measured P's emulated
+    # twin) on ``emulated_runs`` seeds only. A 6-worker emulated run computes all 6 workers'
+    # shares one after another, ~313 s per seed on 2 cores: 5 seeds would add ~21 min to a
+    # default run budgeted at ~40 min, so the 23 % claim at 6 GPUs rests on 1 seed here (its
+    # reason says so) and on 5 with --full. Set before any multi-seed result was seen.
+    emulated_runs: int = 1
+    # seeds for the ablations that test no claim of the paper: Q = order_Q in random bucket
+    # order and the gradient-allreduce runs
+    ablation_runs: int = 1
     # §IV.B credits Fig. 5's gain to shortest-bucket-first order: also train Q = order_Q in
     # random bucket order (1 worker)
     order_Q: int = 6
     # Fig. 4: epoch time per bucketing method and Q, interleaved, ``timing_reps`` times;
-    # ("optimal", 1) is eq. 1's baseline: one bucket, every batch padded to the longest
+    # ("optimal", 1) is eq. 1's baseline: one bucket, every batch padded to the longest.
+    # 5 interleaved repetitions (was 3): the Fig. 4 claims' intervals rest on them, paired by
+    # repetition (~46 s each), instead of training seeds.
     timing: tuple = (("random", 1), ("optimal", 1), ("optimal", 2), ("optimal", 3), ("optimal", 4),
                      ("optimal", 6), ("quantile", 3), ("equal_width", 3), ("megabatch", 1))
-    timing_reps: int = 3
+    timing_reps: int = 5
+    # DEVIATION for cost: Fig. 4 at other k (timing_k.py: forward + backward epochs at k = 4,
+    # 16, 64, 256) once (was 3 repetitions, ~176 s each): no claim is judged on them, they
+    # stand beside the 4x claim (the paper does not state its k).
+    timing_k_reps: int = 1
     # Fig. 4, modeled only: the padded-cell bound at other batch sizes
     bound_batch_sizes: tuple = (1, 4, 16, 64, 256)
     # Fig. 5: 1 vs P workers with Q = 6 (model averaging); P = 2 measured, 6 emulated
     fig5_Q: int = 6
     fig5_workers: tuple = (2, 6)
-    # gradient-allreduce comparison; beyond the cores emulated (6 costs ~10 min more: --full)
-    allreduce_workers: tuple = (2,)
+    # gradient-allreduce comparison (an ablation: the paper has no allreduce); beyond the
+    # cores emulated. DEVIATION for cost: none in the default run (2 workers measured and
+    # emulated cost ~184 s, the seeds above need the time); --quick and --full run it.
+    allreduce_workers: tuple = ()
 
 
 DEFAULT = Setup()
-FULL = replace(DEFAULT, n_samples=2400, epochs=24, runs=3, timing_reps=5, allreduce_workers=(2, 6))
-# --quick shrinks everything; the numbers only show that the pipeline runs.
-QUICK = replace(DEFAULT, n_samples=160, n_hidden=16, epochs=2, Qs=(1, 3), order_Q=3, timing_reps=1,
+FULL = replace(DEFAULT, n_samples=2400, epochs=24, runs=5, emulated_runs=5, ablation_runs=3,
+               timing_reps=5, timing_k_reps=3, allreduce_workers=(2, 6))
+# --quick shrinks everything; the numbers only show that the pipeline runs (2 seeds and 2
+# timing repetitions so that the claims' intervals are computed, n < 5: no verdict stands).
+QUICK = replace(DEFAULT, n_samples=160, n_hidden=16, epochs=2, Qs=(1, 3), order_Q=3, runs=2,
+                timing_reps=2, timing_k_reps=1,
                 timing=(("random", 1), ("optimal", 1), ("optimal", 3), ("megabatch", 1)),
                 fig5_workers=(2, 3), allreduce_workers=(2, 3))
 QUICK_SHRUNK = ["samples 1,200 → 160", "hidden 64 → 16", "epochs 16 → 2", "Q in Fig. 3: 1, 3",
-                "random bucket order at Q = 3",
-                "Fig. 4 configurations: random, optimal Q=1 and 3, megabatch; 1 repetition",
+                "seeds 5 → 2", "random bucket order at Q = 3",
+                "Fig. 4 configurations: random, optimal Q=1 and 3, megabatch; 2 repetitions",
                 "Fig. 5 workers: 2 measured, 3 emulated (both schemes)"]
 
 DATA_SEED = 2016  # one data set for every run; the run seed varies the model and the order

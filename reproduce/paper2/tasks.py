@@ -70,8 +70,12 @@ def profile_key(profile) -> dict:
 
 
 def make_tasks(run) -> list[Task]:
-    """Every measured P-worker run (P ≤ workers) has its emulated twin under the same
-    profile as the emulated runs beyond the workers (the validation of issue 12)."""
+    """Per seed (``setup.runs`` of them): the 1-worker run of every Q and the measured
+    model-averaging runs (P ≤ workers), which the training claims need; on the first
+    ``emulated_runs`` seeds the emulated model-averaging runs (every measured P-worker run has
+    its emulated twin under the same profile as the runs beyond the workers: the validation
+    of issue 12); on the first ``ablation_runs`` seeds the bucket-order ablation and the
+    gradient-allreduce runs (setup.py says why)."""
     setup, workers, seed = run.setup, run.workers, run.seed
     pk = profile_key(run.profile)
     T = [Task("epoch_times", "measured", 1, {"seed": seed})]
@@ -79,14 +83,18 @@ def make_tasks(run) -> list[Task]:
         s = seed + i
         for Q in sorted(set(setup.Qs) | {setup.fig5_Q}):
             T.append(Task("train", "measured", 1, {"Q": Q, "workers": 1, "run": i, "seed": s}))
-        T.append(Task("train", "measured", 1, {"Q": setup.order_Q, "workers": 1, "run": i,
-                                               "seed": s, "order": "random"}))
+        if i < setup.ablation_runs:
+            T.append(Task("train", "measured", 1, {"Q": setup.order_Q, "workers": 1, "run": i,
+                                                   "seed": s, "order": "random"}))
         for name, Ps in (("train", setup.fig5_workers), ("allreduce", setup.allreduce_workers)):
+            if name == "allreduce" and i >= setup.ablation_runs:
+                continue
             for P in Ps:
                 p = {"Q": setup.fig5_Q, "workers": P, "run": i, "seed": s}
                 if P <= workers:
                     T.append(Task(name, "measured", P, p))
-                T.append(Task(name, "emulated", 1, {**p, **pk}))
+                if i < setup.emulated_runs or name == "allreduce":
+                    T.append(Task(name, "emulated", 1, {**p, **pk}))
     return T
 
 

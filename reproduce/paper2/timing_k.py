@@ -7,7 +7,7 @@ pads, and so what bucketing can save against it, grows with k (the modeled
 times, per k in :data:`BATCH_SIZES`, one full epoch of forward + backward passes (the
 LSTM and CTC gradient of every mini-batch, no parameter update, so no training) for
 random batches, eq. 1's one bucket padded to the longest sequence and optimal Q = 2, 3,
-configurations interleaved ``timing_reps`` times so the machine's load hits all alike,
+configurations interleaved ``timing_k_reps`` times so the machine's load hits all alike,
 each timed after one untimed warm-up pass over its largest mini-batch.
 
 Why a separate module: the task cache keys every task on the hash of setup.py and
@@ -38,7 +38,7 @@ def make_tasks(run) -> list[Task]:
     """paper2's tasks (tasks.make_tasks) and one timing task per k."""
     own = code_hash("reproduce/paper2/timing_k")
     # CONFIGS and BATCH_SIZES live here, so this module's hash covers them
-    extra = [Task(NAME, "measured", 1, {"seed": run.seed, "k": k, "reps": run.setup.timing_reps,
+    extra = [Task(NAME, "measured", 1, {"seed": run.seed, "k": k, "reps": run.setup.timing_k_reps,
                                         "timing_code": own})
              for k in BATCH_SIZES]
     return tasks.make_tasks(run) + extra
