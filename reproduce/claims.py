@@ -171,13 +171,17 @@ def indistinguishable(options: dict, *, label: str, lower_is_better: bool = True
     """(our best option, the options that cannot be told apart from it). ``options``: option →
     {seed: value}. Best: the lowest (or highest) mean. An option is told apart from the best
     when the bootstrap interval of its mean difference to the best (paired by seed where they
-    share seeds, else independent resamples) excludes 0."""
+    share seeds, else independent resamples) excludes 0. Where an option has fewer than 2
+    runs, no interval exists and the candidates are empty (a choice claim is then
+    inconclusive)."""
     sign = 1.0 if lower_is_better else -1.0
     means = {o: float(np.mean([v for v in d.values() if _finite(v)])) for o, d in options.items()
              if any(_finite(v) for v in d.values())}
     if not means:
         return None, ()
     best = min(means, key=lambda o: sign * means[o])
+    if any(sum(_finite(v) for v in options[o].values()) < 2 for o in means):
+        return best, ()  # an option with one run has no interval: nothing can be told apart
     keep = [best]
     for o in means:
         if o == best:

@@ -123,6 +123,8 @@ def test_indistinguishable_keeps_what_the_interval_cannot_tell_apart():
     best, keep = C.indistinguishable(opts, label="t")
     assert set(keep) == {32, 64} and best in (32, 64)
     assert 128 not in keep  # control: clearly worse is told apart
+    one_run = {**opts, 256: {1: 0.5}}  # a single run has no interval: nothing is told apart
+    assert C.indistinguishable(one_run, label="t") == (256, ())
     best_hi, keep_hi = C.indistinguishable(opts, label="t", lower_is_better=False)
     assert best_hi == 128 and keep_hi == (128,)
 
