@@ -30,7 +30,10 @@ NETTALK = dict(n_in=104, n_hidden=20, n_feedback=10, n_hidden2=2, n_out=27)
 
 @dataclass(frozen=True)
 class Setup:
-    runs: int = 3  # repeats of every timing task (seeds seed..seed+runs−1)
+    # repeats of every timing task (seeds seed..seed+runs−1). 5, not 3 (issue 30): the claims
+    # judged on our own runs (best-deriv-17's choice over the emulated curve, loop-share,
+    # radio-5's loop share) need an interval over at least 5 seeds; about +70 s on 2 cores.
+    runs: int = 5
     max_workers: int = 18  # §3: the machine had 18 processors; emulated up to here
     repeats: int = 5  # best-of inside one timing (the machine is shared: min is the robust statistic)
     block_repeats: int = 7  # best-of for the (short) network-partition loop timings
@@ -53,7 +56,7 @@ DEFAULT = Setup()
 FULL = replace(DEFAULT, runs=5, train_runs=3, iterations=500)
 QUICK = replace(DEFAULT, runs=1, max_workers=4, repeats=1, block_repeats=2, profile_reps=100, synth_seqs=6,
                 iterations=5, train_runs=1, vec_chunks=(1, 16), measure_cg_iters=1)
-QUICK_SHRUNK = ["runs 3 → 1", "emulated workers 1..18 → 1..4", "best of 5 (7 for loop timings) → 1 (2)",
+QUICK_SHRUNK = ["runs 5 → 1", "emulated workers 1..18 → 1..4", "best of 5 (7 for loop timings) → 1 (2)",
                 "machine-profile barriers 10×500 → 10×100, allgathers 2000 → 200",
                 "synthetic sequences 16 → 6", "CG iterations 300 → 5, 1 training run",
                 "vectorisation chunks 1, 4, 16, 64 → 1, 16"]

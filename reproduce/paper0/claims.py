@@ -1,0 +1,477 @@
+"""paper0's claims as data and the evidence that judges them (issue 30; DESIGN.md, "Claims").
+
+McCann & Kalman (1994): every claim of the abstract, §1 and §4 (Conclusion) and the main
+message of §2.1, §3.1 (Figs 2–3) and §3.2 (Figs 4–5), quoted verbatim from the plain-text
+paper (../shared/papers/paper0-mccann-kalman-1994-parallel-srn.txt; "…" joins two pieces).
+
+Kinds, in the order the issue prefers them: **measured** on the 16-core host ``xeon207x16``
+(reproduce/manycore_data.py ``MEASURED``: medians (min–max) of its 3 seeds, no per-seed
+values), **measured** here (per-seed task results), **emulated** here under the run's own
+profile (``here-best`` unless ``--profile``; beyond P = 2 outside its validated range). A
+host figure rests on 3 seeds, fewer than the issue's 5: its reason says so, and its interval
+is the one those seeds allow, the quantity computed from the seed ranges' ends (the
+conservative corner, unpaired: the host's outputs keep no per-seed values). Figures of our
+own runs are percentile bootstraps over seeds (reproduce/claims.py), speedups paired by seed.
+
+The corpus sizes (821 words, fixed by construction) are not a claim of the paper and are not
+declared here; they stay in comparison.csv.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from reproduce import claims as C
+from reproduce.paper0 import report as P0
+from reproduce.paper0.setup import NAME, NETS, REPORTED
+
+HOST = "xeon207x16"
+HOST_SEEDS = 3  # reproduce/manycore_data.py SEEDS: every host run used seeds 1..3
+# The host's own single-process figures, median (min–max) of its 3 seeds, from its
+# comparison.csv (results/machines/xeon207x16/paper0_default_local16, rows sec3.2
+# deriv_over_fwd_epoch and sec2.1 loop_share; tests/test_paper0_claims.py checks them
+# against the file). Not in MEASURED, which holds speedups only.
+HOST_DERIV_OVER_FWD = (37.8232, 25.7681, 45.5257)
+HOST_LOOP_SHARE = (0.663115, 0.647925, 0.703226)
+
+RADIO_TOL_WHY = ("the paper gives whole hours: 21.5–22.5 h over 7.5–8.5 h spans 2.53–3.00, "
+                 "within ±10 % of 22/8")
+OVERALL_TOL_WHY = ("the project's standing 'close' band (reproduce/report.py DEFAULT_TOLERANCE, set "
+                   "before this claim) for one number the paper gives from one run without a spread")
+
+CLAIMS = [
+    C.Claim("seq-beats-net",
+            "Fewer synchronization steps are required and more speedup can be obtained. … "
+            "Our second algorithm is usually the more efficient.",
+            "§1, §2.2, §4; Figs 3–4", "direction",
+            "speedup of the sequence partition (Fig. 4, derivative epoch) over the network "
+            "partition's (Fig. 3, parsing net loop) at the host's largest P",
+            row="fig4/epoch_speedup/workers=16 ÷ fig3/loop_speedup/workers=16", threshold=1.0, sense=">",
+            # deviation: the paper compares its figures; it names no P. Ours: the largest P both
+            # curves were measured at on a real many-core host (16), nearest the paper's 17–18.
+            reason="the paper's Fig. 3 is the loop alone, Fig. 4 the whole epoch: ours pairs them the same way"),
+    C.Claim("overall-17-6",
+            "Using 17 processors for each derivative epoch and 6 processors for each line search epoch "
+            "gives us an overall speedup of 8.96, which includes all computation",
+            "§3.2", "ratio", "overall speedup (D(1) + k·F(1)) / (D(P_D) + k·F(P_F)) of one CG iteration",
+            row="sec3.2/overall_speedup/workers=17/6", reported=REPORTED["overall_speedup_17_6"],
+            tolerance=0.10, tolerance_why=OVERALL_TOL_WHY,
+            # deviation: measured at 16/6, the host has 16 cores (17 not measurable there); the
+            # CG bookkeeping the paper's 8.96 includes is left out (a few vector ops).
+            ),
+    C.Claim("best-deriv-17",
+            "so that we can take advantage of the best point on each of these curves to achieve maximal "
+            "speedup. Using 17 processors for each derivative epoch",
+            "§3.2, Fig. 4", "choice", "worker count of the highest derivative-epoch speedup, P = 1..18",
+            row="fig4/best_workers", reported=REPORTED["best_deriv_workers"],
+            # falls back to emulated: no host measured 17 processes (the host has 16 cores)
+            ),
+    C.Claim("best-fwd-6",
+            "so that we can take advantage of the best point on each of these curves … and 6 processors "
+            "for each line search epoch",
+            "§3.2, Fig. 5", "choice", "worker count of the highest forward-epoch speedup",
+            row="fig5/best_workers", reported=REPORTED["best_fwd_workers"]),
+    C.Claim("radio-5",
+            "The sequential version of our conjugate gradient trainer took 22 hours to train on this "
+            "problem. The five processor version took eight.",
+            "§3.1, Fig. 2", "ratio", "whole-iteration speedup of the radio net's CG on 5 processors, "
+            "Amdahl with the §2.1 loop parallel: 1 / ((1 − f) + f / S_loop(5))",
+            row="sec3.1/overall_speedup/workers=5;net=radio",
+            reported=round(REPORTED["radio_hours_1"] / REPORTED["radio_hours_5"], 3), tolerance=0.10,
+            tolerance_why=RADIO_TOL_WHY,
+            # deviation: our radio data are synthetic sequences of the net's sizes (the paper's
+            # audio recordings are not available); one CG iteration stands for the whole training
+            ),
+    C.Claim("dip-7",
+            "The simplicity of the division of labor shows through in the data point for seven processors. "
+            "… The additional overhead of the extra processor is enough to degrade performance.",
+            "§3.1, Fig. 3", "direction", "loop speedup at 7 processors over 6, parsing net (24 hidden units)",
+            row="fig3/speedup_7_over_6", threshold=1.0, sense="<"),
+    C.Claim("netpart-some-speedup",
+            "This allowed us to achieve some speedup, but it was limited by the size of the network "
+            "architecture used",
+            "§4; Figs 2–3", "direction",
+            "the smallest loop speedup at the configurations the paper names for the network partition "
+            "(radio net on 5, parsing net on 6 and 7 processors)",
+            row="fig2/loop_speedup/workers=5, fig3/loop_speedup/workers=6,7", threshold=1.0, sense=">",
+            # "limited" is tested against the sequence partition by seq-beats-net
+            ),
+    C.Claim("seq-upward",
+            "The speedup curves, although they follow a general upward trend until peaking out when "
+            "synchronization overhead starts to dominate the computation",
+            "§3.2, Figs 4–5", "direction",
+            "the smaller of the derivative- and forward-epoch speedups' growth S(P_max) / S(2)",
+            row="fig4,fig5/epoch_speedup", threshold=1.0, sense=">",
+            # the peaks' positions are best-deriv-17 and best-fwd-6
+            ),
+    C.Claim("loop-share",
+            "Experimentally it was found that over eighty percent of the total computation time was spent "
+            "in this loop.",
+            "§2.1", "direction", "the §2.1 loop's share of one CG iteration (derivative epoch + k forward "
+            "epochs), recurrent NETtalk, one process",
+            row="sec2.1/loop_share", threshold=REPORTED["loop_share"], sense=">"),
+    C.Claim("epoch-times",
+            "A derivative calculation takes about 417 seconds when run on one processor. A forward "
+            "propagation epoch takes about 11 seconds.",
+            "§3.2", "ratio", "seconds of one derivative epoch on one process",
+            row="sec3.2/deriv_epoch_time", reported=REPORTED["deriv_epoch_s"], rule="not-comparable",
+            reason="absolute seconds of a 2026 core against a 1994 40 MHz SPARC"),
+]
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+def _f(x) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.3g}"
+
+
+def _iv(est, lo, hi) -> str:
+    return f"{_f(est)} [{_f(lo)}, {_f(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else _f(est)
+
+
+def _host_point(rows, curve: str, P: int) -> tuple | None:
+    """(median, min, max) the host measured for ``curve`` at P, or None."""
+    return next((tuple(r["speedup"]) for r in rows if r["curve"] == curve and r["P"] == P), None)
+
+
+def _host_txt(t) -> str:
+    return f"{t[0]:.3g}× ({t[1]:.3g}–{t[2]:.3g})"
+
+
+def _host_quotient(a: tuple, b: tuple) -> tuple[float, float, float]:
+    """a / b of two (median, min, max) figures: the medians' quotient, and the quotient of the
+    seed ranges' far ends (unpaired, conservative)."""
+    return a[0] / b[0], a[1] / b[2], a[2] / b[1]
+
+
+def _per_run(sp, fig: str, P: int, profile: str) -> dict:
+    g = sp[(sp.fig == fig) & (sp.P == P) & (sp.kind == "emulated") & (sp.profile == profile)]
+    return {int(r): float(v) for r, v in zip(g.run, g.speedup)}
+
+
+def _measured_here(sp, fig: str, P: int) -> dict:
+    g = sp[(sp.fig == fig) & (sp.P == P) & (sp.kind == "measured")]
+    return {int(r): float(v) for r, v in zip(g.run, g.speedup)}
+
+
+def overall_from_speedups(r: float, k: float, s_deriv: float, s_fwd: float) -> float:
+    """§3.2's overall speedup of one CG iteration from the two epochs' speedups: with
+    D(1) = r·F(1), (D(1) + k·F(1)) / (D(1)/S_D + k·F(1)/S_F) = (r + k) / (r/S_D + k/S_F)."""
+    return (r + k) / (r / s_deriv + k / s_fwd)
+
+
+def amdahl(f: float, s: float) -> float:
+    """§3.1: the whole iteration's speedup when a share ``f`` of it runs ``s`` times faster."""
+    return 1.0 / ((1.0 - f) + f / s)
+
+
+def k_of(results) -> float:
+    """k, line-search Φ evaluations per CG iteration: the median over our training runs of
+    their mean (as the comparison rows use it); the paper's 'about ten' without a run."""
+    ev = [float(np.mean(r["evals"])) for t, r in results if t.name == "train" and r and r.get("evals")]
+    return float(np.median(ev)) if ev else REPORTED["evals_per_iter"]
+
+
+def _candidates_by_range(opts: dict) -> tuple:
+    """(best option, options whose (min, max) seed range overlaps the best's): the interval
+    level the host's 3 seeds allow. ``opts``: option → (median, min, max)."""
+    best = max(opts, key=lambda o: opts[o][0])
+    lo_b, hi_b = opts[best][1], opts[best][2]
+    return best, tuple(sorted(o for o, (_, lo, hi) in opts.items() if hi >= lo_b and lo <= hi_b))
+
+
+# ---- evidence ----------------------------------------------------------------------------------
+def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = None,
+             sp=None) -> dict:
+    """{claim id: Evidence} from the run's task results (``results``: (Task, result) pairs as
+    report.write receives them), the run's ``profiles`` (the first that is not the
+    compute-only bound is the emulator's) and the host's measured rows (default
+    ``reproduce.manycore.measured("paper0", "xeon207x16")``; [] for none)."""
+    from reproduce import manycore
+
+    rows = manycore.measured(NAME, HOST) if host_rows is None else host_rows
+    prof = next((p for p in profiles if p.name != P0.BOUND), profiles[0])
+    here = f"profile {prof.name}"
+    if sp is None:
+        sp = P0.frames(results, setup, [prof])
+    pairs = P0.validation_pairs(results, setup, profiles, cores)
+    pmax_here = max((x["P"] for v in pairs.values() for x in v), default=1)
+    beyond = (f"emulated beyond the validated range (measured here with a core each only at P ≤ {pmax_here})")
+    k = k_of(results)
+    lab = lambda cid: f"{NAME} {cid}"  # noqa: E731 - the bootstrap's stable label per claim
+    runs = sorted({int(r) for r in sp[(sp.kind == "emulated") & (sp.profile == prof.name)].run}) if len(sp) else []
+    ev = {}
+
+    # -- seq-beats-net: Fig. 4 over Fig. 3 at the host's largest common P
+    Ps = sorted({r["P"] for r in rows if r["curve"] == "fig4"} & {r["P"] for r in rows if r["curve"] == "fig3"})
+    Pe = min(16, setup.max_workers)
+    e_est, e_lo, e_hi, e_n = C.paired_ratio(_per_run(sp, "fig4", Pe, prof.name), _per_run(sp, "fig3", Pe, prof.name),
+                                            label=lab("seq-beats-net emulated"))
+    m_est, m_lo, m_hi, m_n = C.paired_ratio(_measured_here(sp, "fig4", 2), _measured_here(sp, "fig3", 2),
+                                            label=lab("seq-beats-net here"))
+    beside = "; ".join(x for x in (
+        f"emulated ({prof.name}) at P = {Pe}: {_iv(e_est, e_lo, e_hi)}, n = {e_n} paired by seed" if e_n else "",
+        f"measured here at P = 2: {_iv(m_est, m_lo, m_hi)}, n = {m_n} paired by seed" if m_n else "") if x)
+    if Ps:
+        P = Ps[-1]
+        a, b = _host_point(rows, "fig4", P), _host_point(rows, "fig3", P)
+        q = _host_quotient(a, b)
+        ev["seq-beats-net"] = C.Evidence(
+            q[0], q[1], q[2], n=HOST_SEEDS, kind="measured", host=HOST, beside=beside,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
+            reason=(f"{HOST} at P = {P}: derivative epoch {_host_txt(a)} against the parsing loop {_host_txt(b)}; "
+                    f"{HOST_SEEDS} seeds (fewer than 5: the host ran 3; no per-seed values kept, so the "
+                    "interval is the quotient of the seed ranges' far ends)"))
+    else:
+        ev["seq-beats-net"] = C.Evidence(e_est, e_lo, e_hi, n=e_n, kind="emulated", host=here,
+                                         reason=f"no host measurement; {beyond}; fig4 over fig3 at P = {Pe}")
+
+    # -- overall-17-6: composed from the host's epoch speedups at 16 / 6
+    ov = []
+    if setup.max_workers >= 17:
+        for t, res in results:
+            if t.name == "seqpart" and t.kind == "emulated":
+                (nd, w), (nf, _) = P0._bytes(res)["fig4"], P0._bytes(res)["fig5"]
+                T1 = (P0.seqpart_emulated(res["deriv"]["1"], 1, nd, prof, weight_bytes=w)
+                      + k * P0.seqpart_emulated(res["fwd"]["1"], 1, nf, prof, weight_bytes=w))
+                TP = (P0.seqpart_emulated(res["deriv"]["17"], 17, nd, prof, weight_bytes=w)
+                      + k * P0.seqpart_emulated(res["fwd"]["6"], 6, nf, prof, weight_bytes=w))
+                ov.append(T1 / TP)
+    o_est, o_lo, o_hi = C.over_seeds(ov, C.gmean, label=lab("overall-17-6 emulated")) if ov else (math.nan,) * 3
+    beside = (f"emulated ({prof.name}) at the paper's 17 / 6: {_iv(o_est, o_lo, o_hi)}, n = {len(ov)}; "
+              f"{beyond}") if ov else ""
+    d_ps = sorted(r["P"] for r in rows if r["curve"] == "fig4")
+    f6 = _host_point(rows, "fig5", REPORTED["best_fwd_workers"])
+    if d_ps and f6:
+        Pd = min(REPORTED["best_deriv_workers"], d_ps[-1])
+        d = _host_point(rows, "fig4", Pd)
+        r0, rlo, rhi = HOST_DERIV_OVER_FWD
+        est = overall_from_speedups(r0, k, d[0], f6[0])
+        lo, hi = overall_from_speedups(rlo, k, d[1], f6[1]), overall_from_speedups(rhi, k, d[2], f6[2])
+        lin = overall_from_speedups(r0, k, d[0] * REPORTED["best_deriv_workers"] / Pd, f6[0])
+        e_d = _per_run(sp, "fig4", Pd, prof.name)
+        gap = (f"; the emulator ({prof.name}) gives the derivative epoch {np.median(list(e_d.values())):.3g}× at "
+               f"P = {Pd}, {np.median(list(e_d.values())) / d[0]:.2f}× the host's, the gap the section "
+               "'Against many-core hosts' leaves unexplained (contention or real barriers, not established)"
+               if e_d else "")
+        ev["overall-17-6"] = C.Evidence(
+            est, lo, hi, n=HOST_SEEDS, kind="measured", host=HOST, beside=beside,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: composed from the medians, interval from the seed ranges' ends",
+            reason=(f"{HOST} measured the derivative epoch at P = {Pd} ({_host_txt(d)}; 17 not measured, "
+                    f"the host has 16 cores) and the forward epoch at 6 ({_host_txt(f6)}); composed "
+                    f"(r + k)/(r/S_D + k/S_F) with its D(1)/F(1) r = {r0:.3g} ({rlo:.3g}–{rhi:.3g}) and "
+                    f"our k = {k:.3g}; {HOST_SEEDS} seeds (fewer than 5: the host ran 3); even linear "
+                    f"scaling from {Pd} to 17 gives {lin:.3g}; ours is {est / REPORTED['overall_speedup_17_6']:.2f}× "
+                    f"the paper's{gap}"))
+    else:
+        ev["overall-17-6"] = C.Evidence(o_est, o_lo, o_hi, n=len(ov), kind="emulated", host=here,
+                                        reason=f"no host measurement; {beyond}" if ov else
+                                        f"no host measurement, and this run's emulated curves stop at "
+                                        f"P = {setup.max_workers} < 17")
+
+    # -- best-deriv-17: a choice over our emulated per-seed curve (no host measured 17)
+    host_d = {r["P"]: tuple(r["speedup"]) for r in rows if r["curve"] == "fig4"}
+    hb = _candidates_by_range(host_d) if host_d else None
+    hb_txt = (f"{HOST} measured P = {min(host_d)}..{max(host_d)} only: best {hb[0]}, not told apart "
+              f"from it by the seed ranges {', '.join(map(str, hb[1]))}") if hb else ""
+    ev["best-deriv-17"] = _choice(sp, "fig4", prof.name, REPORTED["best_deriv_workers"], setup, runs,
+                                  label=lab("best-deriv-17"), here=here, beyond=beyond, beside=hb_txt,
+                                  why_not_host=f"no host measured {REPORTED['best_deriv_workers']} processes "
+                                               f"({HOST} has 16 cores)")
+
+    # -- best-fwd-6: the host measured the forward epoch at 2..16
+    host_f = {r["P"]: tuple(r["speedup"]) for r in rows if r["curve"] == "fig5"}
+    if REPORTED["best_fwd_workers"] in host_f:
+        med = {P: float(np.median(list(d.values()))) for P in range(1, setup.max_workers + 1)
+               if (d := _per_run(sp, "fig5", P, prof.name))}
+        em_txt = (f"emulated ({prof.name}), medians of {len(runs)} runs: best {max(med, key=med.get)} at "
+                  f"{max(med.values()):.3g}×" + (f", 6 at {med[6]:.3g}×" if 6 in med else "")) if med else ""
+        best, cands = _candidates_by_range(host_f)
+        p6 = host_f[REPORTED["best_fwd_workers"]]
+        ev["best-fwd-6"] = C.Evidence(
+            best, n=HOST_SEEDS, kind="measured", host=HOST, candidates=cands, beside=em_txt,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: options whose min–max range overlaps the best's",
+            reason=(f"{HOST} measured P = {min(host_f)}..{max(host_f)}: best {best} at {_host_txt(host_f[best])}, "
+                    f"6 at {_host_txt(p6)}; {HOST_SEEDS} seeds (fewer than 5: the host ran 3; told apart "
+                    "where the seed ranges do not overlap)"))
+    else:
+        ev["best-fwd-6"] = _choice(sp, "fig5", prof.name, REPORTED["best_fwd_workers"], setup, runs,
+                                   label=lab("best-fwd-6"), here=here, beyond=beyond,
+                                   why_not_host="no host measured the forward epoch")
+
+    # -- radio-5: Amdahl with the loop share measured here and the loop speedup at 5 on the host
+    H = NETS["radio"]["n_hidden"]
+    radio = [(t, r) for t, r in results if t.name == "netpart" and t.kind == "emulated" and t.params["net"] == "radio"]
+    fs = [r["block_s"][str(H)] / (r["prep_s"] + k * r["fwd_s"] + r["block_s"][str(H)]) for _, r in radio]
+    f_est, f_lo, f_hi = C.mean(fs, label=lab("radio-5 share")) if fs else (math.nan,) * 3
+    em_r = {}
+    if setup.max_workers >= 5:
+        for t, r in radio:
+            rest = (r["prep_s"] + k * r["fwd_s"]) * prof.compute_scale(1, P0.KERNEL)
+            em_r[t.params["run"]] = ((rest + P0.netpart_emulated(r, 1, H, prof))
+                                     / (rest + P0.netpart_emulated(r, 5, H, prof)))
+    r_est, r_lo, r_hi = C.over_seeds([em_r[s] for s in sorted(em_r)], C.gmean, label=lab("radio-5 emulated"))
+    r_n = len(em_r)
+    beside = f"emulated ({prof.name}): {_iv(r_est, r_lo, r_hi)}, n = {r_n}; {beyond}" if r_n else ""
+    s5 = _host_point(rows, "fig2", 5)
+    rep = CLAIMS_BY_ID["radio-5"].reported
+    if s5 and fs:
+        est, lo, hi = amdahl(f_est, s5[0]), amdahl(f_lo, s5[1]), amdahl(f_hi, s5[2])
+        ev["radio-5"] = C.Evidence(
+            est, lo, hi, n=min(HOST_SEEDS, len(fs)), kind="measured", host=f"{HOST} (loop speedup) + here (share)",
+            beside=beside,
+            method=f"loop share: bootstrap over our seeds; loop speedup: {HOST}'s {HOST_SEEDS} seeds (range ends)",
+            reason=(f"{HOST} measured the radio loop at 5 processes {_host_txt(s5)}; the loop is "
+                    f"{_iv(f_est, f_lo, f_hi)} of a CG iteration here (synthetic radio data, k = {k:.3g}); "
+                    f"{HOST_SEEDS} host seeds (fewer than 5: the host ran 3); ours is {est / rep:.2f}× the paper's"
+                    + (f": even a loop share of 1 would give at most the loop's own speedup, {s5[2]:.3g}× at the "
+                       "top of its seed range, below the band" if s5[2] < C.band(CLAIMS_BY_ID["radio-5"])[0] else "")))
+    else:
+        ev["radio-5"] = C.Evidence(r_est, r_lo, r_hi, n=r_n, kind="emulated", host=here,
+                                   reason=f"no host measurement; {beyond}")
+
+    # -- dip-7: S(7) / S(6) of the parsing loop
+    d_est, d_lo, d_hi, d_n = C.paired_ratio(_per_run(sp, "fig3", 7, prof.name), _per_run(sp, "fig3", 6, prof.name),
+                                            label=lab("dip-7 emulated"))
+    beside = (f"emulated ({prof.name}): {_iv(d_est, d_lo, d_hi)}, n = {d_n} paired by seed, below 1 by construction of "
+              "the model (the largest block is 4 units at 6 and at 7, and 7 workers wait on one more peer "
+              "at every barrier)") if d_n else ""
+    a, b = _host_point(rows, "fig3", 7), _host_point(rows, "fig3", 6)
+    if a and b:
+        q = _host_quotient(a, b)
+        ev["dip-7"] = C.Evidence(
+            q[0], q[1], q[2], n=HOST_SEEDS, kind="measured", host=HOST, beside=beside,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
+            reason=(f"{HOST} measured the parsing loop at 7 processes {_host_txt(a)} and at 6 {_host_txt(b)}; "
+                    f"{HOST_SEEDS} seeds (fewer than 5: the host ran 3)"))
+    else:
+        ev["dip-7"] = C.Evidence(d_est, d_lo, d_hi, n=d_n, kind="emulated", host=here,
+                                 reason=f"no host measurement; {beyond}; below 1 by construction of the model")
+
+    # -- netpart-some-speedup: radio on 5, parsing on 6 and 7
+    named = [("fig2", 5), ("fig3", 6), ("fig3", 7)]
+    pts = [_host_point(rows, c, P) for c, P in named]
+    here2 = []
+    for fig, net in (("fig2", "radio"), ("fig3", "parsing")):
+        m = _measured_here(sp, fig, 2)
+        est_, lo_, hi_ = C.over_seeds(list(m.values()), C.gmean, label=lab(f"netpart-some-speedup {fig}"))
+        n_ = len(m)
+        if n_:
+            here2.append(f"{net} {_iv(est_, lo_, hi_)}")
+    beside = (f"measured here at P = 2: {', '.join(here2)}" if here2 else "")
+    if all(pts):
+        ev["netpart-some-speedup"] = C.Evidence(
+            min(p[0] for p in pts), min(p[1] for p in pts), min(p[2] for p in pts), n=HOST_SEEDS, kind="measured",
+            host=HOST, beside=beside,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: the smallest median, interval from the seed ranges' ends",
+            reason=(f"{HOST} measured the loop: " + ", ".join(f"{'radio' if c == 'fig2' else 'parsing'} on {P} "
+                                                              f"{_host_txt(p)}" for (c, P), p in zip(named, pts))
+                    + f"; {HOST_SEEDS} seeds (fewer than 5: the host ran 3); 'limited': the host's loop medians "
+                    f"peak at {max(r['speedup'][0] for r in rows if r['curve'] in ('fig2', 'fig3')):.3g}× "
+                    "(seq-beats-net sets them beside the sequence partition)"))
+    else:
+        vals = {}
+        for fig, P in named:
+            for s, v in _per_run(sp, fig, P, prof.name).items():
+                vals[s] = min(vals.get(s, math.inf), v)
+        est_, lo_, hi_ = C.over_seeds([vals[s] for s in sorted(vals)], lambda x: float(np.mean(x)),
+                                      label=lab("netpart-some-speedup emulated"))
+        ev["netpart-some-speedup"] = C.Evidence(est_, lo_, hi_, n=len(vals), kind="emulated", host=here,
+                                                reason=f"no host measurement; {beyond}")
+
+    # -- seq-upward: S(P_max) / S(2), the smaller of Figs 4 and 5
+    qs = []
+    for fig in ("fig4", "fig5"):
+        ps = sorted(r["P"] for r in rows if r["curve"] == fig)
+        if ps and ps[0] == 2 and ps[-1] > 2:
+            qs.append((fig, ps[-1], _host_quotient(_host_point(rows, fig, ps[-1]), _host_point(rows, fig, 2))))
+    Pm = setup.max_workers
+    emq = {}
+    for fig in ("fig4", "fig5"):
+        a_, b_ = _per_run(sp, fig, Pm, prof.name), _per_run(sp, fig, 2, prof.name)
+        for s, v in {s: a_[s] / b_[s] for s in set(a_) & set(b_)}.items():
+            emq[s] = min(emq.get(s, math.inf), v)
+    u_est, u_lo, u_hi = (C.over_seeds([emq[s] for s in sorted(emq)], C.gmean, label=lab("seq-upward emulated"))
+                         if emq and Pm > 2 else (math.nan,) * 3)
+    beside = (f"emulated ({prof.name}) S({Pm}) / S(2): {_iv(u_est, u_lo, u_hi)}, n = {len(emq)} paired by seed"
+              if emq and Pm > 2 else "")
+    if len(qs) == 2:
+        ev["seq-upward"] = C.Evidence(
+            min(q[2][0] for q in qs), min(q[2][1] for q in qs), min(q[2][2] for q in qs), n=HOST_SEEDS,
+            kind="measured", host=HOST, beside=beside,
+            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
+            reason=(f"{HOST}: " + "; ".join(f"{'derivative' if f == 'fig4' else 'forward'} epoch S({P}) / S(2) "
+                                            f"{_iv(*q)}" for f, P, q in qs)
+                    + f"; {HOST_SEEDS} seeds (fewer than 5: the host ran 3); where the curves peak: best-deriv-17, "
+                    "best-fwd-6"))
+    else:
+        ev["seq-upward"] = C.Evidence(u_est, u_lo, u_hi, n=len(emq), kind="emulated", host=here,
+                                      reason=f"no host measurement; {beyond}")
+
+    # -- loop-share: measured here, per seed
+    vec = [r for t, r in results if t.name == "vectorise" and r]
+    c = str(setup.chunk)
+    sh = [r["loop_s"] / (r["forward_deriv_s"][c] + k * r["fwd_s"]) for r in vec]
+    sh10 = [r["loop_s"] / (r["forward_deriv_s"][c] + REPORTED["evals_per_iter"] * r["fwd_s"]) for r in vec]
+    l_est, l_lo, l_hi = C.mean(sh, label=lab("loop-share")) if sh else (math.nan,) * 3
+    ev["loop-share"] = C.Evidence(
+        l_est, l_lo, l_hi, n=len(sh), kind="measured", host="here",
+        beside=f"{HOST} measured {HOST_LOOP_SHARE[0]:.3g} ({HOST_LOOP_SHARE[1]:.3g}–{HOST_LOOP_SHARE[2]:.3g}), "
+               f"{HOST_SEEDS} seeds, at commit dd5ba6f",
+        reason=(f"the loop over (derivative epoch + k = {k:.3g} forward epochs), row sec2.1/loop_share; ours is "
+                f"{l_est / REPORTED['loop_share']:.2f}× 0.8; with the paper's k = 10 it would be {np.mean(sh10):.3g}; "
+                "the rest of the gap is unexplained (not decomposed)") if sh else "no vectorise run")
+
+    # -- epoch-times: not comparable, our seconds for the record
+    dv = [r["forward_deriv_s"][c] for r in vec]
+    t_est, t_lo, t_hi = C.mean(dv, label=lab("epoch-times")) if dv else (math.nan,) * 3
+    fv = [r["fwd_s"] for r in vec]
+    ev["epoch-times"] = C.Evidence(
+        t_est, t_lo, t_hi, n=len(dv), kind="measured", host="here",
+        reason=(f"ours {t_est:.3g} s and {np.mean(fv):.3g} s (forward) on one core here, numpy, one thread"
+                if dv else "no vectorise run"))
+    return ev
+
+
+def prune(opts: dict) -> dict:
+    """``opts`` (option → {seed: value}, higher is better) without the options below the best
+    on every seed they share with it (two or more): every bootstrap resample of such paired
+    differences is negative, so reproduce.claims.indistinguishable tells them apart anyway.
+    Leaving them out skips their (slow) bootstrap; the best and every other option's interval
+    stay exactly what it gives on ``opts`` (its labels name the pair only)."""
+    means = {P: float(np.mean(list(d.values()))) for P, d in opts.items()}
+    top = max(means, key=means.get)
+    out = {}
+    for P, d in opts.items():
+        shared = set(d) & set(opts[top])
+        if P == top or len(shared) < 2 or any(d[s] >= opts[top][s] for s in shared):
+            out[P] = d
+    return out
+
+
+def _choice(sp, fig: str, profile: str, choice: int, setup, runs, *, label: str, here: str, beyond: str,
+            beside: str = "", why_not_host: str = "") -> C.Evidence:
+    """A best-worker-count choice over our emulated per-seed curve, P = 1..max_workers:
+    reproduce.claims.indistinguishable (paired by seed). Without the paper's choice among our
+    options, or with one run, no candidates (inconclusive), and the reason says why."""
+    opts = {P: _per_run(sp, fig, P, profile) for P in range(1, setup.max_workers + 1)}
+    opts = {P: d for P, d in opts.items() if d}
+    runs = sorted(set().union(*(set(d) for d in opts.values()))) if opts else runs
+    pre = f"{why_not_host}; " if why_not_host else ""
+    if choice not in opts:
+        return C.Evidence(None, n=len(runs), kind="emulated", host=here, beside=beside,
+                          reason=f"{pre}this run's emulated curve stops at P = {setup.max_workers} < {choice}")
+    if len(runs) < 2:
+        best = max(opts, key=lambda P: np.mean(list(opts[P].values())))
+        return C.Evidence(best, n=len(runs), kind="emulated", host=here, beside=beside,
+                          reason=f"{pre}one run: no interval to tell options apart")
+    best, cands = C.indistinguishable(prune(opts), label=label, lower_is_better=False)
+    return C.Evidence(best, n=len(runs), kind="emulated", host=here, candidates=cands, beside=beside,
+                      method=f"{C.METHOD}; options told apart when the interval of their paired mean "
+                             "difference to the best excludes 0",
+                      reason=(f"{pre}{beyond}; best {best} at {np.mean(list(opts[best].values())):.3g}×, "
+                              f"{choice} at {np.mean(list(opts[choice].values())):.3g}×; not told apart from the "
+                              f"best: {', '.join(map(str, cands))}"))
+
+
+CLAIMS_BY_ID = {c.id: c for c in CLAIMS}

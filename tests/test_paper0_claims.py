@@ -1,0 +1,187 @@
+"""paper0's claims (issue 30): the evidence function on small synthetic task results gives
+the verdict a hand calculation expects, and a shifted copy of the data changes it (negative
+controls); the quotes are the paper's words; the host constants are its file's."""
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.perfmodel import MachineProfile
+from reproduce import claims as C
+from reproduce.paper0 import claims as P0C
+from reproduce.paper0.report import BOUND
+from reproduce.paper0.setup import NAME, Setup
+from reproduce.runner import Task
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT.parent / "shared" / "papers" / "paper0-mccann-kalman-1994-parallel-srn.txt"
+HOST_CSV = ROOT / "results" / "machines" / "xeon207x16" / "paper0_default_local16" / "comparison.csv"
+# Free synchronisation under the run's profile name: an emulated time is the slowest worker's
+# compute as given, so an emulated speedup is 1 / max(worker seconds) by hand.
+FREE_HERE = MachineProfile("here-best", 0.0, math.inf, source="test: free synchronisation")
+BOUND_P = MachineProfile(BOUND, 0.0, math.inf, source="bound")
+SETUP = Setup(max_workers=18)
+RUNS = 5
+
+
+def _curve(P: int, peak: int) -> float:
+    """A speedup curve rising linearly to ``peak`` and falling by 0.3 a processor after."""
+    return float(P) if P <= peak else peak - 0.3 * (P - peak)
+
+
+def results(*, peak: int = 17, loop_s: float = 0.9, radio_prep_s: float = 0.0015) -> list:
+    """Five seeds of every task kind the claims read, with numbers a hand can follow."""
+    out = []
+    for i in range(RUNS):
+        noise = 1 + 0.002 * i  # a seed's curve sits slightly above the previous seed's
+        for net, H in (("radio", 10), ("parsing", 24)):
+            out.append((Task("netpart", "emulated", 1, {"net": net, "run": i, "seed": 1 + i}),
+                        {"block_s": {str(k): 1e-3 * k for k in range(1, H + 1)}, "steps": 100,
+                         "prep_s": radio_prep_s, "fwd_s": 1e-4, "n_params": 100}))
+        out.append((Task("seqpart", "emulated", 1, {"run": i, "seed": 1 + i}),
+                    {"deriv": {str(P): [1.0 / (_curve(P, peak) * noise)] * P for P in range(1, 19)},
+                     "fwd": {str(P): [0.01 / (_curve(P, 6) * noise)] * P for P in range(1, 19)},
+                     "n_params": 999}))
+        out.append((Task("vectorise", "measured", 1, {"run": i, "seed": 1 + i}),
+                    {"forward_deriv_s": {"16": 1.0}, "fwd_s": 1e-3 * noise, "loop_s": loop_s,
+                     "patterns": 100, "n_params": 999}))
+    for i in range(2):
+        out.append((Task("train", "measured", 2, {"run": i, "seed": 1 + i}), {"evals": [10, 10]}))
+    return out
+
+
+def host(**over) -> list[dict]:
+    """Host rows as reproduce.manycore.measured gives them: (median, min, max) per curve and P;
+    ``over``: {"fig4_16": (m, lo, hi), ...} replaces one."""
+    rows = []
+    for curve, ps, base in (("fig2", range(2, 11), 1.5), ("fig3", range(2, 17), 2.0),
+                            ("fig4", range(2, 17), None), ("fig5", range(2, 17), None)):
+        for P in ps:
+            m = base if base else (P if curve == "fig4" else (P if P <= 6 else 6 - 0.2 * (P - 6)))
+            t = over.get(f"{curve}_{P}", (m, m * 0.98, m * 1.02))
+            rows.append({"P": P, "curve": curve, **({"net": "radio" if curve == "fig2" else "parsing"}
+                                                    if curve in ("fig2", "fig3") else {}), "speedup": t})
+    return rows
+
+
+def judged(res, rows) -> dict:
+    ev = P0C.evidence(res, SETUP, [FREE_HERE, BOUND_P], cores=2, host_rows=rows)
+    df = C.evaluate(NAME, P0C.CLAIMS, ev)
+    return {r["claim"]: r for _, r in df.iterrows()}
+
+
+@pytest.fixture(scope="module")
+def base():
+    return judged(results(), host(fig4_16=(8.96, 8.9, 9.0), fig5_6=(8.96, 8.9, 9.0), fig2_5=(5.0, 4.9, 5.1)))
+
+
+def test_overall_17_6_composes_the_host_epochs_by_hand(base):
+    # S_D = S_F = 8.96: (r + k) / (r/S + k/S) = S whatever r and k; the range ends give 8.9 and 9.0
+    r = base["overall-17-6"]
+    assert r["ours"] == pytest.approx(8.96) and (r["ours_low"], r["ours_high"]) == pytest.approx((8.9, 9.0))
+    assert r["kind"] == "measured" and r["host"] == "xeon207x16" and r["n"] == 3
+    assert r["verdict"] == "reproduced"  # [8.9, 9.0] inside 8.96 ± 10 %
+    assert "fewer than 5" in r["reason"]
+    assert P0C.overall_from_speedups(37.8, 10, 5.44, 3.13) == pytest.approx(47.8 / (37.8 / 5.44 + 10 / 3.13))
+
+
+def test_radio_5_is_amdahl_of_our_loop_share_and_the_host_loop_speedup(base):
+    # loop 0.010 s, rest 0.0015 + 10 · 0.0001 = 0.0025 s: f = 0.8; 1 / (0.2 + 0.8/5) = 2.778
+    r = base["radio-5"]
+    assert r["ours"] == pytest.approx(1 / (0.2 + 0.8 / 5.0))
+    assert (r["ours_low"], r["ours_high"]) == pytest.approx((1 / (0.2 + 0.8 / 4.9), 1 / (0.2 + 0.8 / 5.1)))
+    assert r["verdict"] == "reproduced"
+
+
+def test_choices_by_hand(base):
+    # emulated derivative curve peaks at 17 on every seed, 16 and 18 clearly lower: only 17 is best
+    d = base["best-deriv-17"]
+    assert d["ours"] == 17 and d["kind"] == "emulated" and d["n"] == RUNS and d["verdict"] == "reproduced"
+    assert "among our indistinguishable best: 17" in d["tolerance"]
+    # host forward curve: 8.96 (8.9–9.0) at 6, every other P at most 6 × 1.02: 6 alone
+    f = base["best-fwd-6"]
+    assert f["ours"] == 6 and f["kind"] == "measured" and f["verdict"] == "reproduced"
+
+
+def test_directions_by_hand(base):
+    s = base["seq-beats-net"]  # host P = 16: 8.96 / 2, range ends 8.9 / 2.04 .. 9.0 / 1.96
+    assert s["ours"] == pytest.approx(4.48) and (s["ours_low"], s["ours_high"]) == pytest.approx((8.9 / 2.04, 9 / 1.96))
+    assert s["verdict"] == "reproduced"
+    assert base["dip-7"]["verdict"] == "inconclusive"  # flat loop curve: 2.0 (1.96–2.04) at 6 and 7
+    assert base["netpart-some-speedup"]["verdict"] == "reproduced"  # 1.5 (1.47–1.53) > 1
+    assert base["seq-upward"]["verdict"] == "reproduced"
+    ls = base["loop-share"]  # 0.9 / (1 + 10 · 0.001·noise): about 0.89 on every seed
+    assert ls["ours"] == pytest.approx(0.9 / 1.01, rel=0.01) and ls["n"] == RUNS and ls["verdict"] == "reproduced"
+    assert base["epoch-times"]["verdict"] == "not-comparable"
+
+
+def test_negative_controls_change_the_verdicts():
+    res = results(peak=12, loop_s=0.5)
+    j = judged(res, host(fig4_16=(5.0, 4.9, 5.1), fig5_6=(3.0, 2.9, 3.1), fig2_5=(1.7, 1.35, 1.73),
+                         fig5_14=(9.0, 8.5, 9.5), fig3_16=(6.0, 5.9, 6.1), fig3_7=(1.6, 1.55, 1.65),
+                         fig2_10=(0.8, 0.7, 0.9)))
+    assert j["overall-17-6"]["verdict"] == "not-reproduced"  # (r + 10) / (r/5 + 10/3) far below 8.06
+    assert j["radio-5"]["verdict"] == "not-reproduced"  # at most 1.73× even with the whole iteration
+    assert j["best-deriv-17"]["verdict"] == "not-reproduced" and j["best-deriv-17"]["ours"] == 12
+    assert j["best-fwd-6"]["verdict"] == "not-reproduced" and j["best-fwd-6"]["ours"] == 14
+    assert j["seq-beats-net"]["verdict"] == "not-reproduced"  # 5 / 6 < 1
+    assert j["dip-7"]["verdict"] == "reproduced"  # 1.6 / 2.0: the dip now shows
+    assert j["loop-share"]["verdict"] == "not-reproduced"  # about 0.495 < 0.8
+
+
+def test_without_host_rows_the_claims_fall_back_to_emulated():
+    ev = P0C.evidence(results(), SETUP, [FREE_HERE, BOUND_P], cores=2, host_rows=[])
+    assert ev["overall-17-6"].kind == "emulated" and ev["overall-17-6"].n == RUNS
+    # the emulated 17 / 6 composition by hand: (D + 10·F) / (D/17 + 10·F/6), D = 1, F = 0.01
+    # (a seed's noise scales both and cancels)
+    assert ev["overall-17-6"].ours == pytest.approx(1.1 / (1 / 17 + 0.1 / 6))
+    assert ev["best-fwd-6"].kind == "emulated" and 6 in ev["best-fwd-6"].candidates
+
+
+def test_one_run_or_a_short_curve_is_inconclusive_not_a_verdict():
+    short = Setup(max_workers=4)
+    res = [(t, r) for t, r in results() if t.params.get("run", 0) == 0]
+    ev = P0C.evidence(res, short, [FREE_HERE, BOUND_P], cores=2, host_rows=host())
+    df = C.evaluate(NAME, P0C.CLAIMS, ev).set_index("claim")
+    assert df.loc["best-deriv-17", "verdict"] == "inconclusive"  # 17 is beyond P ≤ 4
+    assert df.loc["loop-share", "verdict"] == "inconclusive" and df.loc["loop-share", "n"] == 1
+
+
+def test_pruning_the_clearly_worse_options_leaves_the_choice_as_it_was():
+    rng = np.random.default_rng(7)
+    opts = {P: {s: 10 - abs(P - 9) * 0.3 + rng.normal(0, 0.4) for s in range(5)} for P in range(1, 19)}
+    kept = P0C.prune(opts)
+    assert len(kept) < len(opts)  # some were below the best on every seed
+    full = C.indistinguishable(opts, label="t", lower_is_better=False)
+    assert C.indistinguishable(kept, label="t", lower_is_better=False) == full and len(full[1]) > 1
+    # control: pruning an option that is not below the best on every seed would change the answer
+    assert all(P in kept for P in full[1])
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="paper text absent")
+def test_quotes_are_the_papers_words():
+    text = _norm(PAPER.read_text())
+    for c in P0C.CLAIMS:
+        for piece in c.quote.split("…"):
+            assert _norm(piece) in text, (c.id, piece)
+    assert "not in the paper" not in text  # control: a phrase that is not there is not found
+    assert _norm("Our second algorithm is always the more efficient.") not in text
+
+
+@pytest.mark.skipif(not HOST_CSV.is_file(), reason="host results absent")
+def test_host_constants_are_the_hosts_file():
+    rows = {(r["table"], r["quantity"]): r for r in csv.DictReader(HOST_CSV.open())}
+    for key, const in ((("sec3.2", "deriv_over_fwd_epoch"), P0C.HOST_DERIV_OVER_FWD),
+                       (("sec2.1", "loop_share"), P0C.HOST_LOOP_SHARE)):
+        r = rows[key]
+        assert (float(r["ours"]), float(r["ours_low"]), float(r["ours_high"])) == pytest.approx(const, rel=1e-5)
+        assert int(r["runs"]) == P0C.HOST_SEEDS
