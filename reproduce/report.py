@@ -8,6 +8,11 @@ with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within
 from the paper's (an identity, a value we took from the paper), ``not-comparable``
 where it cannot agree (an absolute time on this machine against the paper's). Both are
 counted apart from close and differs everywhere (:func:`fidelity`).
+
+A row's verdict is a point against a band: detail, not an answer. The answers are the
+papers' claims (reproduce/claims.py), judged on intervals; the index (:func:`build_index`),
+what `report` prints (:func:`screen_lines`) and the README's block (:func:`readme_claims`)
+open with them.
 """
 from __future__ import annotations
 
@@ -293,63 +298,6 @@ def fidelity(df: pd.DataFrame) -> dict:
     return {k: int(c.get(k, 0)) for k in VERDICTS}
 
 
-# ---- the one-screen answer per paper (issue 13) --------------------------------------
-SCREEN_COLUMNS = ["reported", "paired", "close", "differs", "by-construction", "not-comparable"]
-SCREEN_TOP = 3
-_KIND_RANK = {"measured": 0, "emulated": 1, "modeled": 2, "reported": 3}
-
-
-def screen_counts(df: pd.DataFrame) -> dict:
-    """reported: rows with a paper value; paired: rows with a paper value and ours; then
-    the verdicts of the rows with a paper value (close/differs exclude the other two)."""
-    rep = pd.to_numeric(df["reported"], errors="coerce").notna()
-    ours = pd.to_numeric(df["ours"], errors="coerce").notna()
-    fi = fidelity(df)
-    return {"reported": int(rep.sum()), "paired": int((rep & ours).sum()),
-            **{k: fi[k] for k in SCREEN_COLUMNS[2:]}}
-
-
-def _picks(df: pd.DataFrame, v: str, top: int) -> tuple[list[str], int]:
-    """The rows with verdict ``v``, one per (table, quantity, kind) (its last row in the
-    file: the largest configuration, where the rows run from P = 1 up), measured before
-    emulated before modeled, then in file order; the first ``top`` as lines, and how many
-    such groups there are in all."""
-    d = df[df["verdict"] == v]
-    firsts = d.groupby(["table", "quantity", "kind"], sort=False).tail(1)
-    order = sorted(range(len(firsts)), key=lambda i: (_KIND_RANK.get(firsts["kind"].iloc[i], 9), i))
-    lines = []
-    for i in order[:top]:
-        r = firsts.iloc[i]
-        lines.append(f"{r['table']} {r['quantity']} ({r['condition']}): ours {fmt(r['ours'])} vs "
-                     f"the paper's {fmt(r['reported'])} {r['unit']}, {r['kind']}")
-    return lines, len(firsts)
-
-
-def screen(df: pd.DataFrame, *, headline: str | None = None, top: int = SCREEN_TOP) -> dict:
-    """A paper's one-screen answer, made from its rows: the counts, a headline (the
-    paper's report's own when it has one, else a sentence from the counts), and what
-    reproduced (close) and what did not (differs), chosen by :func:`_picks`' stated rule.
-    Why from the rows: a typed summary drifts from the results it summarises."""
-    c = screen_counts(df)
-    if not headline:
-        headline = (f"{c['close']} of the {c['close'] + c['differs']} comparable paired numbers "
-                    f"are within tolerance of the paper's; {c['by-construction']} agree by "
-                    f"construction and {c['not-comparable']} cannot be compared, and are set "
-                    "aside.")
-    rep, n_rep = _picks(df, "close", top)
-    dif, n_dif = _picks(df, "differs", top)
-    return {"counts": c, "headline": headline, "reproduced": rep, "did_not": dif,
-            "reproduced_groups": n_rep, "did_not_groups": n_dif}
-
-
-def _count_row(name: str, c: dict) -> str:
-    return f"| {name} | " + " | ".join(str(c[k]) for k in SCREEN_COLUMNS) + " |"
-
-
-def _count_header(first: str = "paper") -> list[str]:
-    return [f"| {first} | " + " | ".join(SCREEN_COLUMNS) + " |", "|---" * (len(SCREEN_COLUMNS) + 1) + "|"]
-
-
 QUICK_MARK = "**QUICK RUN**"
 
 
@@ -362,34 +310,7 @@ def quick_banner(shrunk: list[str]) -> list[str]:
             "here is a reproduction. Shrunk: " + "; ".join(shrunk) + ".", ""]
 
 
-def screen_markdown(df: pd.DataFrame, *, headline: str | None = None, name: str = "this paper",
-                    level: str = "##") -> list[str]:
-    """The screen as markdown lines; a report.md opens with it (``headline`` without its
-    ``**Headline.**`` prefix: that is added here, so the index can find it)."""
-    s = screen(df, headline=headline)
-    L = [f"{level} At a glance", "", *_count_header(), _count_row(name, s["counts"]), "",
-         f"**Headline.** {s['headline']}", ""]
-    for key, title in (("reproduced", "Reproduced"), ("did_not", "Did not reproduce")):
-        more = s[f"{key}_groups"] - len(s[key])
-        L.append(f"**{title}** ({s[f'{key}_groups']} kinds of number; measured first, the last "
-                 f"row of each" + (f", {more} more in the comparison" if more > 0 else "") + "):")
-        L += [f"- {x}" for x in s[key]] or ["- none"]
-        L.append("")
-    return L
-
-
-HEADLINE_MARK = "**Headline.** "
-
-
-def report_headline(folder: Path) -> str | None:
-    """The first ``**Headline.**`` paragraph of ``folder/report.md``, without the mark."""
-    f = Path(folder) / "report.md"
-    if not f.exists():
-        return None
-    for line in f.read_text().splitlines():
-        if line.startswith(HEADLINE_MARK):
-            return line[len(HEADLINE_MARK):].strip()
-    return None
+HEADLINE_MARK = "**Headline.** "  # a report's one-line headline under its claims
 
 
 CLAIM_COUNT_COLUMNS = ["claims", "reproduced", "not-reproduced", "inconclusive", "by-construction",

@@ -136,3 +136,40 @@ def test_no_host_data_is_inconclusive_not_a_crash():
     v = dict(zip(df.claim, df.verdict))
     assert v["table2-p16"] == v["speedup-grows"] == "inconclusive"
     assert math.isnan(df.set_index("claim").loc["table2-p16"].ours)
+
+
+def test_the_hosts_five_runs_are_its_files():
+    """:data:`HOST_RUNS5` (each run's times, read from the host run's task cache) gives the
+    medians that host run's own comparison.csv reports, 5 runs per configuration; a control
+    with one run's time changed no longer does."""
+    import csv
+    import json
+
+    rows = P4.runs5_rows()
+    assert rows is not None and {len(r["values"]) for r in rows} == {5}
+    folder = Path(__file__).resolve().parents[1] / Path(P4.HOST_RUNS5).parent
+    reported = {}
+    for r in csv.DictReader((folder / "comparison.csv").open()):
+        c = dict(kv.split("=", 1) for kv in r["condition"].split(";"))
+        if r["quantity"] == "speedup" and r["kind"] == "measured" and r["table"] in ("table2", "table3") \
+                and "profile" not in c and "model" not in c:
+            ps = "forward" if r["table"] == "table2" else "forward_backward"
+            reported[(ps, int(c["width"]), int(c["nodes"]))] = float(r["ours"])
+    mine = {(r["passes"], r["width"], r["P"]): r["speedup"][0] for r in rows}
+    shared = [k for k in reported if k in mine]
+    assert len(shared) >= 12
+    for k in shared:
+        assert mine[k] == pytest.approx(reported[k], rel=1e-5), k
+    # control: change one run's time and the median moves off the file's
+    data = json.loads((folder / "runs.json").read_text())
+    k = shared[0]
+    for r in data["rows"]:
+        if (r["passes"], r["width"], r["P"]) == k:
+            r["time_per_pass_s"] *= 0.5
+    tmp = folder.parent / ".runs5_control.json"
+    try:
+        tmp.write_text(json.dumps(data))
+        bad = {(r["passes"], r["width"], r["P"]): r["speedup"][0] for r in P4.runs5_rows(tmp)}
+        assert bad[k] != pytest.approx(reported[k], rel=1e-5)
+    finally:
+        tmp.unlink()

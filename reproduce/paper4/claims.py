@@ -10,28 +10,35 @@ Which number a claim uses (issue 30): the paper's Tables 2–3 are at P = 2..16,
 16-core hosts measured P > 2 (this machine has 2 cores; P > 2 here is emulated beyond the
 range it validates), so the speedup claims use the host ``xeon207x16`` (the project's own
 record, results/machines/xeon207x16/; the same kind of machine as the lent device) with
-``xeon16`` and the emulations beside. Those host runs had 3 repetitions each (seeds 1..3):
-every such claim says n = 3 < 5. The hosts' files give each configuration's median, min and
-max over its 3 runs, i.e. the three runs' values, but not which run is which across P, so
+``xeon16`` and the emulations beside. ``xeon207x16``'s figures are its run of the current
+code with 5 repetitions (:data:`HOST_RUNS5`, 2026-11-26: every run's serial and node-parallel
+time per pass, read from that run's task cache into ``runs.json``); where that file is
+absent, its earlier run with 3 (seeds 1..3, manycore_data.py), whose files give each
+configuration's median, min and max, i.e. the three runs' values. Runs are paired within a
+run (a run's serial time is taken just before its node-parallel one), not across P, so
 statistics across P resample each P's runs independently (:func:`unpaired`). The §3 width
 claim and the §5 claim rest on this machine's own runs (≥ 5 seeds at default settings).
 """
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
 from engine.perfmodel import LOG_BASES, NodeModel
 from reproduce import claims as C
-from reproduce import manycore
+from reproduce import manycore, manycore_data
 from reproduce.paper4.setup import NAME, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_TARGETS
 from reproduce.spread import rng_for
 
 HOST = "xeon207x16"  # the host whose measurement a claim uses (module docstring)
 OTHER_HOST = "xeon16"  # measured beside it
 HOST_WIDTH = 2048  # the widest net the hosts (and this machine) ran; the paper's is 64,000
-HOST_RUNS = 3  # repetitions behind each host row (manycore_data.SOURCES: seeds 1..3)
+HOST_RUNS = 3  # repetitions behind each row of the earlier host run (manycore_data.SOURCES: seeds 1..3)
+# The host's run with 5 repetitions of the code as it stands (benchmarks/machines/device_run5.sh;
+# README.md of results/machines/xeon207x16/): one row per (passes, width, run, P).
+HOST_RUNS5 = "results/machines/xeon207x16/claims30/paper4_default_local16_runs5/runs.json"
 HERE = "this machine"  # the host named for runs measured here (report.py passes its cores)
 TOL_TABLE1 = 0.01  # Table 1 prints two decimals: a cell off by > 1 % is no rounding difference
 TOL_TIMING = 0.10  # reproduce/report.py DEFAULT_TOLERANCE, the project's standing timing band
@@ -107,16 +114,52 @@ CLAIMS = [
 
 # ---- helpers -------------------------------------------------------------------------------
 def host_runs(row: dict) -> list[float]:
-    """A host row's per-run speedups: with 3 runs, its (median, min, max) are the runs' values."""
+    """A host row's per-run speedups: its ``values`` where the run kept them (:data:`HOST_RUNS5`),
+    else, with 3 runs, its (median, min, max), which are the runs' values."""
+    if "values" in row:
+        return [float(x) for x in row["values"]]
     med, lo, hi = row["speedup"]
     return [float(lo), float(med), float(hi)]
 
 
+def n_runs(row: dict) -> int:
+    return len(host_runs(row))
+
+
+def runs5_rows(path=None) -> list[dict] | None:
+    """:data:`HOST_RUNS5` as host rows: per (passes, width, P) the runs' speedups (serial_s /
+    time_per_pass_s, as report.py's runs_frame) in ``values``, their median in ``speedup`` and
+    the median communication share; None where the file is absent."""
+    import json
+
+    f = Path(path) if path else manycore_data.ROOT / HOST_RUNS5
+    if not f.exists():
+        return None
+    groups: dict = {}
+    for r in json.loads(f.read_text())["rows"]:
+        groups.setdefault((r["passes"], int(r["width"]), int(r["P"])), []).append(r)
+    out = []
+    for (ps, w, P), rs in sorted(groups.items()):
+        v = [r["serial_s"] / r["time_per_pass_s"] for r in sorted(rs, key=lambda r: r["run"])]
+        out.append({"passes": ps, "width": w, "P": P, "values": v,
+                    "speedup": (float(np.median(v)), min(v), max(v)),
+                    "comm_share": float(np.median([r["comm_share"] for r in rs]))})
+    return out
+
+
 def host_table(host: str, hosts: dict | None = None) -> dict:
-    """{(passes, width, P): row} of ``host``'s measured paper4 rows (``hosts``: {host: rows},
-    default :func:`reproduce.manycore.measured`)."""
-    rows = (hosts or {}).get(host) if hosts is not None else manycore.measured(NAME, host)
+    """{(passes, width, P): row} of ``host``'s measured paper4 rows (``hosts``: {host: rows};
+    default: :data:`HOST_RUNS5` for :data:`HOST` where it exists, else
+    :func:`reproduce.manycore.measured`)."""
+    if hosts is not None:
+        rows = hosts.get(host)
+    else:
+        rows = (runs5_rows() if host == HOST else None) or manycore.measured(NAME, host)
     return {(r["passes"], int(r["width"]), int(r["P"])): r for r in rows or []}
+
+
+def _few(n: int, what: str = "repetitions exist on the host") -> str:
+    return f"only {n} {what} (fewer than 5); " if n < C.MIN_N else f"{n} repetitions on the host; "
 
 
 def unpaired(groups: dict, stat, *, label: str) -> tuple[float, float, float]:
@@ -210,8 +253,8 @@ def _host_ratio(claim: C.Claim, passes: str, hosts, many, runs, profile: str) ->
         f" (3 runs)" if o else "",
         _host_emulated(many, HOST, passes, HOST_WIDTH, 16),
         _here_emulated(runs, passes, HOST_WIDTH, 16, profile)) if x)
-    return C.Evidence(est, lo, hi, n=HOST_RUNS, kind="measured", host=HOST, beside=beside,
-                      reason=(f"only {HOST_RUNS} repetitions exist on the host (fewer than 5); width "
+    return C.Evidence(est, lo, hi, n=n_runs(r), kind="measured", host=HOST, beside=beside,
+                      reason=(f"{_few(n_runs(r))}width "
                               f"{HOST_WIDTH:,}, not the paper's 64,000 (153 GiB of weights); ours is "
                               f"{est / claim.reported:.0%} of the paper's; communication "
                               f"{r.get('comm_share', math.nan):.0%} of the measured time; the rest of the "
@@ -233,8 +276,9 @@ def _grows(hosts) -> C.Evidence:
     st = {k: float(v) for k, v in steps({k: C.gmean(v) for k, v in groups.items()}).items()}
     stops = [f"{ps.replace('_', ' + ')} {P}→{2 * P}: {s:.2f}" for (ps, P), s in sorted(st.items()) if s <= 1]
     words = ", ".join(f"{ps.replace('_', ' + ')} {P}→{2 * P} {s:.2f}" for (ps, P), s in sorted(st.items()))
-    return C.Evidence(est, lo, hi, n=HOST_RUNS, kind="measured", host=HOST,
-                      reason=(f"only {HOST_RUNS} repetitions per P on the host (fewer than 5), resampled "
+    n = min(len(v) for v in groups.values())
+    return C.Evidence(est, lo, hi, n=n, kind="measured", host=HOST,
+                      reason=(f"{_few(n, 'repetitions per P on the host')[:-2]}, resampled "
                               f"independently per P; width {HOST_WIDTH:,} (paper 64,000); steps {words}"
                               + (f"; growth stops at {'; '.join(stops)} (the paper's keeps rising to 16)"
                                  if stops else "; every step rises, as the paper's")))
@@ -251,9 +295,10 @@ def _linear(hosts) -> C.Evidence:
     ot = host_table(OTHER_HOST, hosts)
     other = [C.gmean(host_runs(ot[(ps, HOST_WIDTH, 16)])) / 16 for ps in PAPER if (ps, HOST_WIDTH, 16) in ot]
     ours = ", ".join(f"{ps.replace('_', ' + ')} {C.gmean(v) / 16:.2f}" for ps, v in groups.items())
-    return C.Evidence(est, lo, hi, n=HOST_RUNS, kind="measured", host=HOST,
+    n = min(len(v) for v in groups.values())
+    return C.Evidence(est, lo, hi, n=n, kind="measured", host=HOST,
                       beside=f"{OTHER_HOST} measured {min(other):.3g} (3 runs)" if other else "",
-                      reason=(f"only {HOST_RUNS} repetitions on the host (fewer than 5); efficiency at "
+                      reason=(f"{_few(n)}efficiency at "
                               f"P = 16, width {HOST_WIDTH:,}: ours {ours}; the paper's {paper} (width "
                               f"64,000); the theory half: see table1-n32k"))
 
@@ -284,8 +329,9 @@ def _width(runs, hosts, here: str = HERE) -> C.Evidence:
     ht = host_table(HOST, hosts)
     hb = [f"{ps.replace('_', ' + ')} {C.gmean(host_runs(ht[(ps, 2048, 16)])) / C.gmean(host_runs(ht[(ps, 512, 16)])):.3g}×"
           for ps in PAPER if (ps, 2048, 16) in ht and (ps, 512, 16) in ht]
+    hn = min((n_runs(ht[(ps, w, 16)]) for ps in PAPER for w in (512, 2048) if (ps, w, 16) in ht), default=0)
     return C.Evidence(est, lo, hi, n=len(per_seed), kind="measured", host=here,
-                      beside=(f"{HOST} measured, P = 16, width 2,048 over 512: {', '.join(hb)} (3 runs)"
+                      beside=(f"{HOST} measured, P = 16, width 2,048 over 512: {', '.join(hb)} ({hn} runs)"
                               if hb else ""),
                       reason=(f"width {wide:,} over {narrow:,} at P = 2 (the most workers with a core each "
                               f"here), {len(per_seed)} seed(s) paired; "

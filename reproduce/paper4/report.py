@@ -305,9 +305,14 @@ def typical_rows(res: dict, setup) -> list[dict]:
 
 
 # ---- plots --------------------------------------------------------------------
+def _host_n() -> int:
+    """The repetitions behind the claims' host (reproduce/paper4/claims.py)."""
+    return min((paper_claims.n_runs(r) for r in paper_claims.host_table(paper_claims.HOST).values()), default=0)
+
+
 def host_curves(hosts=None) -> list[dict]:
     """The 16-core hosts' measured speedups at the claims' width (reproduce/paper4/claims.py
-    ``HOST_WIDTH``) as plot curves: per P the geometric mean of the host's 3 runs and its 95 %
+    ``HOST_WIDTH``) as plot curves: per P the geometric mean of the host's runs and its 95 %
     bootstrap interval, as the claims take them (source "measured on 16-core host (<host>), width <w>";
     the host in parentheses gives the colour, reproduce/plotstyle.py)."""
     out = []
@@ -392,7 +397,8 @@ def plots(out, curves: list, setup, *, profile: str | None = None, quick: bool =
     y = S.finish(fig, quick=quick, reserve=0.75, note=(
         "Columns: the net's width (ours: widths this machine holds; the paper's Tables 2–3 are at "
         f"width {setup.paper_width:,}, black stars, drawn again at width {paper_claims.HOST_WIDTH:,} "
-        "where the claims pair them with the 16-core hosts' measurements: geometric mean of 3 runs "
+        "where the claims pair them with the 16-core hosts' measurements: geometric mean of their runs "
+        f"({paper_claims.HOST} {_host_n()}, {paper_claims.OTHER_HOST} 3) "
         "and its 95 % bootstrap band). Other bands: min–max of the speedup over this run's repeated "
         "runs (line: median). Grey lines: models (dashed §6 calibrated here, dotted our blocked "
         "model, dash-dot §6 with t = 1). Last column: Table 1 against the §6.2 formula in three log "
