@@ -78,6 +78,13 @@ def _iv(r) -> str:
 
 
 def _side(meta: dict) -> str:
+    """Commit, date, load and wall time of the run that computed the task results: the
+    metadata's ``origin`` where the files were rebuilt from a task cache (then said so)."""
+    o = meta.get("origin")
+    if o:
+        return _side({k: v for k, v in o.items() if k != "origin"}) + (
+            f"; files rebuilt from its task cache at commit "
+            f"{((meta.get('code') or {}).get('commit') or '–')[:7]}, {meta.get('date_utc', '–')}")
     code = meta.get("code") or {}
     commit = (code.get("commit") or "–")[:7] + (" (dirty)" if code.get("dirty") else "")
     load = meta.get("loadavg_start") or meta.get("loadavg_end") or "–"

@@ -189,6 +189,12 @@ def test_compare_counts_flips_and_moves(tmp_path):
     assert r["added"] == ["paper3/e"] and r["removed"] == ["paper3/d"]
     text = "\n".join(K.markdown("old", "new", old, new))
     assert "3 claims compared: 1 flipped, 1 moved" in text and "abc1234" in text
+    # a side rebuilt from its task cache names the run that computed it, and says so
+    rebuilt = {"paper3": (old["paper3"][0], {"code": {"commit": "fff0000"}, "date_utc": "2026-11-27",
+                                             "origin": {"code": {"commit": "abc1234"}, "date_utc": "2026-11-26"}})}
+    side = "\n".join(K.markdown("old", "new", rebuilt, new))
+    assert "commit abc1234, 2026-11-26" in side and "rebuilt from its task cache at commit fff0000" in side
+    assert "rebuilt" not in text  # control: a side computed by its own run
     same = K.compare(old, old)
     assert (same["flips"], same["moves"]) == (0, 0)  # control
     with pytest.raises(K.CompareError):
