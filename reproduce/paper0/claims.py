@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from reproduce import claims as C
-from reproduce.paper0 import report as P0
+from reproduce.paper0 import compose as P0
 from reproduce.paper0.setup import NAME, NETS, REPORTED
 
 HOST = "xeon207x16"
