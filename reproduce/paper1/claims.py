@@ -37,6 +37,7 @@ XEON207X16 = {  # (strategy, N_h, B, P) → (median, min, max) MCUPS
     ("PP", 1000, 5000, 1): (5095.42, 5052.18, 5170.25), ("PP", 1000, 5000, 2): (8967.74, 8196.80, 9528.69),
 }
 XEON_HOST = "xeon207x16"
+HERE = "this machine"  # the runs of this invocation (training claims: numerics, not its speed)
 XEON_RUNS = 3
 
 # The paper's one phrase for "no significant loss" spans NP's 1.5–2.6 % and PP's 25 % (Table 2).
@@ -353,7 +354,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
     ev["pp-small-nets"] = pp_small_nets(df)
     ev["good-speedups"] = good_speedups(df)
     r = _row(rows, "sec2.4", "input_reduction")
-    ev["compressed-input"] = (C.Evidence(r["ours"], n=1, kind="measured", reason="bytes counted in the run")
+    ev["compressed-input"] = (C.Evidence(r["ours"], n=1, kind="measured", host=HERE, reason="bytes counted in the run")
                               if r else _inconclusive("no compressed/uncompressed pair in this run"))
     fe, we = frame_errors(results), word_errors(results, setup)
     nets = [h for h in setup.nets if (("NP", h, setup.np_bunch) in fe and ("sequential", h, setup.np_bunch) in fe)]
@@ -361,7 +362,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
     den = {h: fe[("sequential", h, setup.np_bunch)] for h in nets}
     est, lo, hi, n = _paired_over_nets(num, den, nets, label=_label("pipelined-np-accuracy"))
     ev["pipelined-np-accuracy"] = C.Evidence(
-        est, lo, hi, n=n, kind="emulated",
+        est, lo, hi, n=n, host=HERE, kind="emulated",
         reason=(f"nets {'/'.join(map(str, nets))}; per net: " + ", ".join(
             f"{h}: {np.mean(list(num[h].values())):.1f} vs {np.mean(list(den[h].values())):.1f} %" for h in nets)
                 + "; NP's 4 slaves emulated in one process; same seeds, same initial weights: the pipeline's stale "
@@ -372,7 +373,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
     den = {h: we[("sequential", h)] for h in wnets}
     est, lo, hi, n = _paired_over_nets(num, den, wnets, label=_label("table2-np-wer"))
     ev["table2-np-wer"] = C.Evidence(
-        est, lo, hi, n=n, kind="emulated",
+        est, lo, hi, n=n, host=HERE, kind="emulated",
         reason=(("; ".join(f"N_h {h}: {np.mean(list(num[h].values())):.1f} vs {np.mean(list(den[h].values())):.1f} % "
                            "(paper " + f"{TABLE2_WER[(h, 'NP')]} vs {TABLE2_WER[(h, 'sequential')]} %)" for h in wnets)
                  + "; the same test words for every seed (the interval covers training, not the test set's "
@@ -383,7 +384,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
                                            label=_label("table2-pp-wer"))
         ntr = next((r["n_train"] for _, _, r in _train(results)), 0)
         ev["table2-pp-wer"] = C.Evidence(
-            est, lo, hi, n=n, kind="emulated",
+            est, lo, hi, n=n, host=HERE, kind="emulated",
             reason=(f"PP {np.mean(list(we[('PP', 1000)].values())):.1f} vs sequential "
                     f"{np.mean(list(we[('sequential', 1000)].values())):.1f} % (paper 8.4 vs 6.7 %): at "
                     f"B = {setup.pp_bunch} our {ntr:,} training frames give only "
@@ -403,7 +404,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
         best, cands = C.indistinguishable(mod, label=_label("fig6-moderate"))
         n = min(len(v) for v in mod.values())
         ev["fig6-moderate"] = C.Evidence(
-            best, n=n, kind="measured", candidates=tuple(cands),
+            best, n=n, host=HERE, kind="measured", candidates=tuple(cands),
             method=C.METHOD + "; an option is told apart from the best when the interval of its mean "
                               "difference (paired by seed) excludes 0",
             reason=("mean CV frame error " + ", ".join(f"B = {B}: {np.mean(list(v.values())):.1f} %"
@@ -421,7 +422,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
         est, lo, hi, n = C.paired_ratio(fe[("sequential", h6, Bl)], mod[Bbest], label=_label("fig6-large"))
         ntr = next((r["n_train"] for _, _, r in _train(results)), 0)
         ev["fig6-large"] = C.Evidence(
-            est, lo, hi, n=n, kind="measured",
+            est, lo, hi, n=n, host=HERE, kind="measured",
             reason=(f"B = {Bl} at η·{setup.lr_ref_bunch}/B over the best moderate bunch (B = {Bbest}); "
                     f"{math.ceil(ntr / Bl) if ntr else 0} updates an epoch on our {ntr:,} frames"
                     + ("" if Bl >= LARGE_MIN else f" (quick: B = {Bl}, the largest run)") + _few(n)))
