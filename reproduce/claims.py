@@ -204,6 +204,23 @@ def indistinguishable(options: dict, *, label: str, lower_is_better: bool = True
     return best, tuple(keep)
 
 
+def choice_gap(options: dict, choice, best, *, label: str) -> tuple[float, float, float]:
+    """(estimate, low, high) of the mean difference, option ``choice`` minus option ``best``
+    (options: option → {seed: value}), paired by seed where they share two or more seeds,
+    with the same resamples :func:`indistinguishable` draws for that pair: a choice claim's
+    interval. ``choice`` is told apart from ``best`` exactly when it excludes 0."""
+    if choice not in options or best not in options:
+        return math.nan, math.nan, math.nan
+    if choice == best:
+        return 0.0, 0.0, 0.0
+    a, b = options[choice], options[best]
+    shared = sorted(s for s in set(a) & set(b) if _finite(a[s]) and _finite(b[s]))
+    if len(shared) < 2:
+        return math.nan, math.nan, math.nan
+    return over_seeds([a[s] - b[s] for s in shared], lambda r: float(np.mean(r)),
+                      label=f"{label} {choice}-{best}")
+
+
 # ---- verdicts ---------------------------------------------------------------------------
 def band(claim: Claim) -> tuple[float, float]:
     """The ratio test's band of values of ours: reported·(1 ± tolerance)."""
@@ -213,9 +230,23 @@ def band(claim: Claim) -> tuple[float, float]:
 
 
 def verdict(claim: Claim, ev: Evidence) -> str:
-    """The claim's verdict from the evidence's interval (module docstring)."""
+    """The claim's verdict from the evidence's interval (module docstring). Two rules come
+    first: a claim measured by a formula (kind ``modeled``: deterministic, no seeds) is
+    ``by-construction``, its values standing beside the paper's; a claim resting on fewer than
+    :data:`MIN_N` seeds or repetitions is ``inconclusive``, whatever its interval says."""
     if claim.rule:
         return claim.rule
+    if ev.kind == "modeled":
+        return "by-construction"
+    if ev.n < MIN_N:
+        return "inconclusive"
+    return interval_verdict(claim, ev)
+
+
+def interval_verdict(claim: Claim, ev: Evidence) -> str:
+    """What the interval (or a choice's candidates) alone says, before :func:`verdict`'s rules
+    on formulas and on fewer than :data:`MIN_N` runs: reproduced, not-reproduced or
+    inconclusive. The reason of a claim those rules decide quotes it."""
     if claim.test == "choice":
         if not ev.candidates:
             return "inconclusive"
@@ -241,7 +272,7 @@ def more_runs(claim: Claim, ev: Evidence) -> int | None:
     the edge (d < h/10: more runs would not decide it) or the claim is not inconclusive."""
     if verdict(claim, ev) != "inconclusive" or claim.test == "choice" or not _finite(ev.ours):
         return None
-    if not (math.isfinite(ev.low) and math.isfinite(ev.high)) or ev.n < 2:
+    if not (math.isfinite(ev.low) and math.isfinite(ev.high)) or ev.n < MIN_N:
         return None
     edges = band(claim) if claim.test == "ratio" else (claim.threshold,)
     x = float(ev.ours)
@@ -257,7 +288,14 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
     v = verdict(claim, ev)
     m = more_runs(claim, ev)
     reason = "; ".join(x for x in (claim.reason, ev.reason) if x)
-    if v == "inconclusive" and claim.test != "choice":
+    if v == "by-construction" and ev.kind == "modeled" and not claim.rule:
+        reason = ("deterministic (a formula, no seeds): by construction; on its values against the "
+                  f"paper's it is {interval_verdict(claim, ev)}" + (f"; {reason}" if reason else ""))
+    elif v == "inconclusive" and _finite(ev.ours) and ev.n < MIN_N:
+        reason = (f"{reason}; " if reason else "") + (
+            f"rests on {ev.n} run{'s' * (ev.n != 1)}, fewer than {MIN_N}: not judged (its interval alone "
+            f"would say {interval_verdict(claim, ev)}); at least {MIN_N} would decide it")
+    elif v == "inconclusive" and claim.test != "choice":
         if not _finite(ev.ours):
             decide = "not measured in this run"
         elif not (_finite(ev.low) and _finite(ev.high)):
@@ -332,7 +370,10 @@ def _num(x) -> str:
 def ours_text(r) -> str:
     """"est [low, high]" (or the estimate alone, or the candidates of a choice)."""
     if r["test"] == "choice":
-        return f"best {_num(r['ours'])}"
+        lo, hi = r["ours_low"], r["ours_high"]
+        gap = (f"; the paper's choice minus it [{_num(lo)}, {_num(hi)}]"
+               if not (pd.isna(lo) or pd.isna(hi)) else "")
+        return f"best {_num(r['ours'])}{gap}"
     lo, hi = r["ours_low"], r["ours_high"]
     iv = f" [{_num(lo)}, {_num(hi)}]" if not (pd.isna(lo) or pd.isna(hi)) else ""
     return _num(r["ours"]) + iv

@@ -91,7 +91,9 @@ def test_model_claim_by_hand():
     ev = P1.model_evidence()
     T_d = 4.67911e-3  # §2.5's T_d at the paper's constants (comparison row transfer_per_slave)
     assert ev.ours == pytest.approx(48 * 212_000 / (3 * T_d) / 115e6 / 2.35, rel=1e-4)
-    assert C.verdict(P1.CLAIMS[0], ev) == "not-reproduced"
+    assert C.interval_verdict(P1.CLAIMS[0], ev) == "not-reproduced"  # the finding, in the reason
+    assert C.verdict(P1.CLAIMS[0], ev) == "by-construction"  # a formula: no seeds to judge on
+    assert "it is not-reproduced" in C.judge("paper1", P1.CLAIMS[0], ev)["reason"]
     assert "worst 1.06" in ev.beside  # the max form stays within 6 % of Table 1
 
 

@@ -466,7 +466,8 @@ def _choice(sp, fig: str, profile: str, choice: int, setup, runs, *, label: str,
         return C.Evidence(best, n=len(runs), kind="emulated", host=here, beside=beside,
                           reason=f"{pre}one run: no interval to tell options apart")
     best, cands = C.indistinguishable(prune(opts), label=label, lower_is_better=False)
-    return C.Evidence(best, n=len(runs), kind="emulated", host=here, candidates=cands, beside=beside,
+    _, glo, ghi = C.choice_gap(opts, choice, best, label=label)
+    return C.Evidence(best, glo, ghi, n=len(runs), kind="emulated", host=here, candidates=cands, beside=beside,
                       method=f"{C.METHOD}; options told apart when the interval of their paired mean "
                              "difference to the best excludes 0",
                       reason=(f"{pre}{beyond}; best {best} at {np.mean(list(opts[best].values())):.3g}×, "

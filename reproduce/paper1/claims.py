@@ -403,8 +403,9 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
     if MODERATE_MAX in mod and len(mod) > 1:
         best, cands = C.indistinguishable(mod, label=_label("fig6-moderate"))
         n = min(len(v) for v in mod.values())
+        _, glo, ghi = C.choice_gap(mod, MODERATE_MAX, best, label=_label("fig6-moderate"))
         ev["fig6-moderate"] = C.Evidence(
-            best, n=n, host=HERE, kind="measured", candidates=tuple(cands),
+            best, glo, ghi, n=n, host=HERE, kind="measured", candidates=tuple(cands),
             method=C.METHOD + "; an option is told apart from the best when the interval of its mean "
                               "difference (paired by seed) excludes 0",
             reason=("mean CV frame error " + ", ".join(f"B = {B}: {np.mean(list(v.values())):.1f} %"

@@ -126,6 +126,7 @@ CLAIMS = [
                     "optimal_buckets; tests/test_buckets.py checks it against brute force): a "
                     "property of the algorithm, deterministic, not a measurement")),
 ]
+BY_ID = {c.id: c for c in CLAIMS}
 
 
 # ---- evidence ---------------------------------------------------------------------------
@@ -285,8 +286,9 @@ def _fig3(results, et: dict, *, setup, host: str) -> dict:
     txt = "; ".join(f"Q = {o} {v:.1f}" for o, v in means.items())
     if n >= 2:
         best, keep = C.indistinguishable(options, label=_label("fig3-bestQ"))
+        _, glo, ghi = C.choice_gap(options, BY_ID["fig3-bestQ"].reported, best, label=_label("fig3-bestQ"))
         ev["fig3-bestQ"] = C.Evidence(
-            best, n=n, kind="measured", host=host, candidates=keep,
+            best, glo, ghi, n=n, kind="measured", host=host, candidates=keep,
             reason=(f"validation loss at {tb:.3g} s (Fig. 3's budget), mean of {n} seeds: {txt} nats; "
                     f"lowest Q = {best}; not told apart from it: " + ", ".join(map(str, keep))))
     else:  # one seed: nothing can be told apart (every option would stay a candidate)

@@ -438,11 +438,12 @@ def _choice_evidence(runs, P: int, *, setup, here_src, over, host_runs) -> C.Evi
                           reason=_join(base, "fewer than 2 converged runs of an option: options cannot be "
                                              "told apart"))
     best, cands = C.indistinguishable(conv, label=_label(cid))
+    _, glo, ghi = C.choice_gap(conv, claim.reported, best, label=_label(cid))
     verdict_why = ("the paper's option is among those our interval cannot tell from our best"
                    if claim.reported in cands else
                    f"the paper's {claim.reported} is slower than our best {best} at the interval level "
                    "(paired by seed)")
-    return C.Evidence(best, n=n, kind=kind, host=host, candidates=tuple(cands), beside=beside,
+    return C.Evidence(best, glo, ghi, n=n, kind=kind, host=host, candidates=tuple(cands), beside=beside,
                       reason=_join(base, verdict_why))
 
 
