@@ -66,6 +66,9 @@ class Paper:
     # (run) -> JSON-able identity of the data the tasks read, in every cache key; None: the
     # paper's entry in DATA_IDENTITY, else generated data (generated_data).
     data_identity: Callable | None = None
+    # (run, results) -> {index: Task}: runs to do again in place of results[index], decided
+    # from the results of the first pass (paper3's failed-run cap: reproduce/paper3/tasks.py)
+    extend: Callable | None = None
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:
@@ -74,7 +77,7 @@ class Paper:
         and prepare, seeds, default_workers where it defines them). The report is the
         package's ``report`` module; the cache hashes both modules and ``code``."""
         package = setup.__name__.rpartition(".")[0]
-        hooks = {k: getattr(tasks, k) for k in ("prepare", "seeds", "default_workers")
+        hooks = {k: getattr(tasks, k) for k in ("prepare", "seeds", "default_workers", "extend")
                  if hasattr(tasks, k)}
         return cls(name=setup.NAME,
                    setups={"default": setup.DEFAULT, "quick": setup.QUICK, "full": setup.FULL},
@@ -147,6 +150,25 @@ def data_identity(paper: Paper, run) -> object:
     return fn(run)
 
 
+def extend(paper: Paper, run, results: list | None, execute_more) -> int:
+    """The second pass: the tasks ``paper.extend`` asks for (decided on rank 0 and sent to
+    every rank, since a measured task may need them all) run through ``execute_more(tasks,
+    label)``, and each result replaces the one it redoes in ``results`` (rank 0). Returns how
+    many tasks were redone."""
+    if paper.extend is None:
+        return 0
+    redo = paper.extend(run, results) if run.rank == 0 else None
+    if run.comm is not None:
+        redo = run.comm.comm.bcast(redo, root=0)
+    if not redo:
+        return 0
+    more = execute_more(list(redo.values()), f"{paper.name}: runs past the first cap")
+    if results is not None:
+        for i, pair in zip(redo, more):
+            results[i] = pair
+    return len(redo)
+
+
 def conditions(run) -> dict:
     """What a measured time depends on besides its configuration (runner.task_conditions)."""
     return {"backend": run.backend, "world_size": 1 if run.comm is None else run.comm.size,
@@ -195,8 +217,12 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
              "data": data_identity(paper, run)}
     progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
     stats: dict = {}
-    results = execute(tasks, lambda t, c: paper.run_task(t, c, run), cache=cache, extra=extra,
+    fn = lambda t, c: paper.run_task(t, c, run)  # noqa: E731
+    results = execute(tasks, fn, cache=cache, extra=extra,
                       progress=progress, comm=comm, conditions=cond, jobs=jobs, stats=stats)
+    redo = extend(paper, run, results, lambda more, label: execute(
+        more, fn, cache=cache, extra=extra, comm=comm, conditions=cond, jobs=jobs, stats=stats,
+        progress=progress_factory(len(more), label) if (progress_factory and run.rank == 0) else None))
     if results is None:
         return None
     from reproduce.report import run_metadata
@@ -209,7 +235,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
             "code_hash": extra["code"]}
     if "profiles" in run.context:
         meta["profiles"] = [p.as_dict() for p in run.context["profiles"]]
-    meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks),
+    meta |= {"wall_s": time.perf_counter() - t0, "loadavg_start": load0, "tasks": len(tasks) + redo,
+             "tasks_redone": redo,
              "tasks_from_cache": cache.hits, "invocation": invocation, "conditions": cond,
              # seconds the tasks computed by this invocation took, by kind (emulated ones timed
              # `jobs` at a time, each slower than alone: their sum overstates one at a time)

@@ -132,7 +132,8 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     done: dict[int, dict] = {}
     subs: dict[int, object] = {}
     stats = {} if stats is None else stats
-    stats.update(task_s={}, computed=0)
+    stats.setdefault("task_s", {})  # a second pass (harness.extend) adds to the first
+    stats.setdefault("computed", 0)
 
     def key(t):
         c = t.config(extra)

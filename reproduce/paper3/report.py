@@ -85,7 +85,8 @@ def runs_frame(results, profiles) -> pd.DataFrame:
         base = {"invocation": cached.get("invocation", "this run"), "timed": cached.get("date_utc", "this run"),
                 "name": t.name, "nodes": p["nodes"], "local_epoch": p.get("local_epoch"),
                 "run": p["run"], "seed": p["seed"], "study": p.get("init") or p.get("combine") or "main",
-                **{k: res[k] for k in ("converged", "rounds", "epochs", "final_mse")}}
+                **{k: res[k] for k in ("converged", "rounds", "epochs", "final_mse")},
+                "cap": res.get("max_epochs", math.nan)}  # the epochs it was allowed (tasks.extend)
         if t.kind == "measured":
             src = "measured" if t.name == "pattern" else "measured (serial)"
             rows.append({**base, "source": src, "kind": "measured", "profile": "",
@@ -114,6 +115,11 @@ def srow(table: str, quantity: str, cond: str, unit: str, s: dict, *, note: str 
     (:func:`stats`): median, min–max and, from 3 runs on, the bootstrap interval of the
     median in the note."""
     return R.spread_row(NAME, table, quantity, cond, unit, s["values"], note=note, **kw)
+
+
+def _failed_at(g: pd.DataFrame) -> str:
+    caps = g[~g.converged].cap.dropna()
+    return f"; the others stopped at {caps.max():,.0f} epochs (the cap)" if len(caps) else ""
 
 
 def _succ(s):
@@ -213,7 +219,7 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
                                      **({"init": "uniform0.1"} if study == "fann0.1"
                                         else {"combine": "mean"})),
                          "epochs", se, kind=kind,
-                         note=f"{what}; {_succ(se)} within the cap of {setup.max_epochs:,.0f} epochs"))
+                         note=f"{what}; {_succ(se)}" + _failed_at(g)))
     return rows, best
 
 

@@ -53,9 +53,22 @@ class Setup:
     # i.e. outputs within about 0.1 of their ±1 targets.
     threshold: float = 0.01
     k: float = 2.0  # §4.1: error history of k·n/p patterns, "k between 1 and 10"
-    # Not stated. Twice the paper's largest mean (109,568, Table 2) so the cap
-    # does not censor runs as slow as the paper's. Epochs = presentations / 256.
+    # Not stated (§3: an unsuccessful attempt "is stopped after some maximum number of
+    # epochs"). Epochs = presentations / 256. Our rule, set from the data (issue 32): a run
+    # fails when it has not converged by cap_factor × the median epochs of its configuration
+    # over seeds (a failed run counting as never), within [first_cap, max_epochs]. Every run
+    # first goes to first_cap; the ones that have not converged there go on to their
+    # configuration's cap (reproduce/paper3/tasks.py ``extend``; training is deterministic,
+    # so a longer run retraces the shorter one). Checked on the committed default (d29965b,
+    # 10 seeds, 9 converged in each configuration): the slowest converged run took at most
+    # 6.1× its configuration's median (serial) and 8.2×, 1.9×, 3.3×, 3.8× at 8 nodes, local
+    # epochs 32–256 (max ÷ median of the converged runs in comparison.csv, an upper bound on
+    # the rule's ratio), so a factor of 10 stops none of them. The report repeats the check.
+    # max_epochs: twice the paper's largest mean (109,568, Table 2), so that the cap never
+    # censors runs as slow as the paper's.
     max_epochs: float = 200_000
+    first_cap: float = 20_000
+    cap_factor: float = 10.0
     combine: str = "sum"  # §4.1: the nodes' weight updates are summed
     nodes: tuple = (1, 2, 4, 8)  # Table 1
     local_epochs: tuple = (32, 64, 128, 256)  # Table 2
@@ -71,7 +84,7 @@ DEFAULT = Setup()
 FULL = replace(DEFAULT, ablation_runs=10)
 # --quick shrinks: 1 run per configuration, local epochs 32 and 256 only,
 # cap 20,000 epochs, no ablations. Everything else is the paper's setup.
-QUICK = replace(DEFAULT, runs=1, local_epochs=(32, 256), max_epochs=20_000, ablation_runs=0)
+QUICK = replace(DEFAULT, runs=1, local_epochs=(32, 256), max_epochs=20_000, ablation_runs=0)  # one pass
 QUICK_SHRUNK = ["runs 10 → 1", "local epochs 32, 64, 128, 256 → 32, 256",
                 "epoch cap 200,000 → 20,000", "ablations (FANN init, combine=mean) skipped"]
 

@@ -4,6 +4,11 @@ profiles the emulated runs are composed with (the composition itself is report-t
 reproduce/paper3/report.py ``emulated_time``)."""
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
+import numpy as np
+
 from datasets.parity import parity
 from engine.nets.mlp import MLP
 from engine.perfmodel import FREE, measure_here
@@ -45,9 +50,44 @@ def make_tasks(run) -> list[Task]:
     return T
 
 
+def first_cap(setup) -> float:
+    return min(setup.first_cap, setup.max_epochs)
+
+
+def failed_run_cap(setup, results: list[dict]) -> float:
+    """The epochs after which a run of one configuration counts as failed: cap_factor × the
+    median epochs over its seeds, a run that did not converge counting as never (so more
+    than half failing gives the ceiling), within [first_cap, max_epochs] (setup.py)."""
+    med = float(np.median([r["epochs"] if r["converged"] else math.inf for r in results]))
+    return max(first_cap(setup), min(setup.max_epochs, setup.cap_factor * med))
+
+
+def _configuration(task: Task) -> tuple:
+    return (task.name, task.kind, *sorted((k, v) for k, v in task.params.items()
+                                          if k not in ("run", "seed", "max_epochs")))
+
+
+def extend(run, results) -> dict:
+    """{index: task}: the runs that stopped at the first cap unconverged, to run again up to
+    their configuration's :func:`failed_run_cap` (harness.extend runs them)."""
+    groups: dict = {}
+    for i, (t, _) in enumerate(results):
+        groups.setdefault(_configuration(t), []).append(i)
+    redo = {}
+    for idx in groups.values():
+        cap = failed_run_cap(run.setup, [results[i][1] for i in idx])
+        for i in idx:
+            t, res = results[i]
+            if not res["converged"] and res.get("max_epochs", run.setup.max_epochs) < cap:
+                redo[i] = replace(t, params={**t.params, "max_epochs": cap})
+    return redo
+
+
 def run_task(task: Task, comm, run) -> dict | None:
-    """One training run; returns the numbers the tables need (JSON-able)."""
+    """One training run; returns the numbers the tables need (JSON-able). It stops at the
+    first cap unless the task carries its configuration's cap (``extend``)."""
     setup, backend, p = run.setup, run.backend, task.params
+    cap = p.get("max_epochs", first_cap(setup))
     X, T = parity(setup.bits, activation=setup.activation)
     if task.name == "serial":
         net = MLP(setup.sizes, setup.activation)
@@ -55,27 +95,25 @@ def run_task(task: Task, comm, run) -> dict | None:
         init_rng, _ = worker_seeds(p["seed"], 0)  # same initial weights as PPT with this seed
         net.init_uniform(init_rng, scale=scale)
         rec = train_serial(net, X, T, lr=setup.lr, momentum=setup.momentum,
-                           threshold=setup.threshold, max_epochs=setup.max_epochs)
-        return {**_common(rec), "time_s": rec.wall_s}
+                           threshold=setup.threshold, max_epochs=cap)
+        return {**_common(rec, cap), "time_s": rec.wall_s}
     cfg = PPTConfig(local_epoch=p["local_epoch"], lr=setup.lr, momentum=setup.momentum, k=setup.k,
-                    threshold=setup.threshold, max_epochs=setup.max_epochs,
+                    threshold=setup.threshold, max_epochs=cap,
                     combine=p.get("combine", setup.combine))
     kw = dict(sizes=setup.sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
               workers=p["nodes"], init_scale=setup.init_scale)
     if task.kind == "emulated":
         # The communication model is applied later per profile; any profile works here.
         rec = train_pattern_parallel(X, T, backend="emulated", profile=FREE, **kw)
-        return {**_common(rec), "sum_max_compute_s": float(rec.compute_s.max(axis=1).sum()),
+        return {**_common(rec, cap), "sum_max_compute_s": float(rec.compute_s.max(axis=1).sum()),
                 "msg_bytes": float(rec.bytes_sent[0, 0])}
     rec = train_pattern_parallel(X, T, backend=backend, comm=comm, **kw)
     if rec is None:  # MPI ranks other than 0
         return None
-    return {**_common(rec), "time_s": rec.wall_s, "comm_share": rec.comm_share,
+    return {**_common(rec, cap), "time_s": rec.wall_s, "comm_share": rec.comm_share,
             "msg_bytes": float(rec.bytes_sent[0, 0])}
 
 
-
-
-def _common(rec) -> dict:
+def _common(rec, cap: float) -> dict:
     return {"converged": bool(rec.converged), "rounds": int(rec.rounds), "epochs": float(rec.epochs),
-            "final_mse": float(rec.final_mse)}
+            "final_mse": float(rec.final_mse), "max_epochs": float(cap)}

@@ -5,6 +5,7 @@ Every number in the text is computed from this run's rows and runs.
 from __future__ import annotations
 
 import numpy as np
+
 from engine.nets.mlp import MLP
 from reproduce import claims as C
 from reproduce import manycore
@@ -52,6 +53,34 @@ def headline(df, *, here, pairs, records) -> list[str]:
     return [s, ""]
 
 
+def _cap_rule(setup) -> str:
+    if setup.first_cap >= setup.max_epochs:
+        return f"{setup.max_epochs:,.0f} epochs (presentations/256); capped runs count as failed"
+    return (f"a run fails when it has not converged by {setup.cap_factor:g} × its configuration's "
+            f"median epochs over seeds (a failed run counting as never), at least "
+            f"{setup.first_cap:,.0f} and at most {setup.max_epochs:,.0f} epochs (presentations/256; "
+            "our rule, set from the data: reproduce/paper3/setup.py)")
+
+
+def cap_check(runs, setup) -> str:
+    """Whether the cap rule could have stopped a run that converged: the slowest converged
+    run of each configuration over its median (converged runs; one timing source each)."""
+    g = runs.drop_duplicates(["name", "nodes", "local_epoch", "study", "seed"])
+    worst, where = 0.0, ""
+    for key, c in g.groupby(["name", "nodes", "local_epoch", "study"], dropna=False):
+        ok = c[c.converged].epochs
+        if len(c) < 2 or ok.empty:
+            continue
+        med = float(np.median([e if v else np.inf for e, v in zip(c.epochs, c.converged)]))
+        if np.isfinite(med) and ok.max() / med > worst:
+            worst, where = ok.max() / med, f"{key[0]}, {key[1]} node(s)" + (
+                f", local epoch {key[2]:.0f}" if key[2] == key[2] and key[2] is not None else "")
+    if not where:
+        return "no configuration has two or more runs to check the rule on"
+    return (f"here the slowest converged run took {worst:.1f}× its configuration's median "
+            f"({where}), the most over every configuration")
+
+
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
                     implied, here, pairs, manycore_records, manycore_profiles, over, claims_df) -> str:
     f = R.fmt
@@ -97,8 +126,8 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           f"| stopping rule | mean over nodes of each node's MSE over its last k·n/p patterns "
           f"(k = {setup.k:g}) < {setup.threshold}, then verified on the full set; serial: epoch MSE "
           f"< {setup.threshold} | §4.1 (threshold not stated) |",
-          f"| cap | {setup.max_epochs:,.0f} epochs (presentations/256); capped runs count as failed | "
-          "§3: unsuccessful attempts are stopped |",
+          f"| cap | {_cap_rule(setup)}; {cap_check(runs, setup)} | "
+          "§3: unsuccessful attempts are \"stopped after some maximum number of epochs\" (not given) |",
           f"| runs | {setup.runs} per configuration; medians (min–max) of the converged runs; from "
           "3 runs on, each row's note gives the 95 % percentile-bootstrap interval of the median "
           "(reproduce/spread.py) | "
