@@ -7,7 +7,7 @@ per-message latency α (``latency_s``) and a bandwidth β (``bandwidth_Bps``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from time import perf_counter
 
 import numpy as np
@@ -19,6 +19,9 @@ OPS = ("allgather", "allreduce", "broadcast", "barrier")
 def _by_P(table) -> dict:
     """{P: value} with integer P (JSON gives string keys)."""
     return {int(P): v for P, v in (table or {}).items()}
+
+
+PROFILE_MAX_BYTES = 1 << 20  # a calibrated profile is a few kB; more is not a profile
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,8 @@ class MachineProfile:
             return float(np.median([s for _, s in pts]))
         x = np.array([b for b, _ in pts])
         y = np.array([s for _, s in pts])
-        if nbytes >= x[-1]:
-            slope = (y[-1] - y[-2]) / (x[-1] - x[-2])
+        if nbytes >= x[-1]:  # a time never falls with more bytes: a falling last slope is flat
+            slope = max(0.0, (y[-1] - y[-2]) / (x[-1] - x[-2]))
             return float(y[-1] + slope * (nbytes - x[-1]))
         return float(np.interp(nbytes, x, y))
 
@@ -145,7 +148,7 @@ class MachineProfile:
         if P > Ps[-1]:
             Pm = Ps[-1]
             lat = self._at(op, Pm, 0.0)
-            rest = self._at(op, Pm, nbytes) - lat
+            rest = max(0.0, self._at(op, Pm, nbytes) - lat)  # bytes never make it faster
             return (lat * math.ceil(math.log2(P)) / math.ceil(math.log2(Pm))
                     + rest * (P - 1) / (Pm - 1))
         hi = next(p for p in Ps if p > P)
@@ -195,20 +198,25 @@ class MachineProfile:
 
     @classmethod
     def from_dict(cls, d: dict) -> MachineProfile:
-        names = {f.name for f in fields(cls)}
-        unknown = set(d) - names
-        if unknown:
-            raise ValueError(f"unknown machine profile fields: {sorted(unknown)}")
-        if d.get("bandwidth_Bps", 0.0) is None:  # strict JSON writes an unbounded β as null
-            d = {**d, "bandwidth_Bps": math.inf}
-        return cls(**d)
+        """The profile ``d`` describes, checked first (:func:`engine.profile_schema.check`:
+        ValueError naming the field); an unbounded bandwidth may be JSON null."""
+        from engine.profile_schema import check
+
+        return cls(**check(d))
 
     @classmethod
     def load(cls, path) -> MachineProfile:
+        """The profile in the JSON file ``path``; ValueError naming the file and the field."""
         import json
         from pathlib import Path
 
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        if Path(path).stat().st_size > PROFILE_MAX_BYTES:
+            raise ValueError(f"{path}: {Path(path).stat().st_size:,} bytes, more than a profile "
+                             f"holds (at most {PROFILE_MAX_BYTES:,})")
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except ValueError as e:  # JSONDecodeError is one
+            raise ValueError(f"{path}: {e}") from None
 
 
 # Collectives cost nothing: an emulated run under it gives each worker's compute alone
