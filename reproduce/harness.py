@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from reproduce import runner
+from reproduce import result_schema, runner
 from reproduce.runner import code_hash, execute
 from reproduce.store import NULL_MEANS, RunCache, new_invocation_id, remove_stale, write_generation
 
@@ -69,6 +69,9 @@ class Paper:
     # (run, results) -> {index: Task}: runs to do again in place of results[index], decided
     # from the results of the first pass (paper3's failed-run cap: reproduce/paper3/tasks.py)
     extend: Callable | None = None
+    # (task) -> the pydantic model of its result (reproduce/result_schema.py), or None:
+    # cached results are checked against it before use
+    result_model: Callable | None = None
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:
@@ -77,7 +80,7 @@ class Paper:
         and prepare, seeds, default_workers where it defines them). The report is the
         package's ``report`` module; the cache hashes both modules and ``code``."""
         package = setup.__name__.rpartition(".")[0]
-        hooks = {k: getattr(tasks, k) for k in ("prepare", "seeds", "default_workers", "extend")
+        hooks = {k: getattr(tasks, k) for k in ("prepare", "seeds", "default_workers", "extend", "result_model")
                  if hasattr(tasks, k)}
         return cls(name=setup.NAME,
                    setups={"default": setup.DEFAULT, "quick": setup.QUICK, "full": setup.FULL},
@@ -218,10 +221,13 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
     stats: dict = {}
     fn = lambda t, c: paper.run_task(t, c, run)  # noqa: E731
-    results = execute(tasks, fn, cache=cache, extra=extra,
-                      progress=progress, comm=comm, conditions=cond, jobs=jobs, stats=stats)
+    check = None if paper.result_model is None else (
+        lambda t, r: result_schema.problem(paper.result_model(t), r))
+    results = execute(tasks, fn, cache=cache, extra=extra, progress=progress, comm=comm,
+                      conditions=cond, jobs=jobs, stats=stats, check=check)
     redo = extend(paper, run, results, lambda more, label: execute(
         more, fn, cache=cache, extra=extra, comm=comm, conditions=cond, jobs=jobs, stats=stats,
+        check=check,
         progress=progress_factory(len(more), label) if (progress_factory and run.rank == 0) else None))
     if results is None:
         return None

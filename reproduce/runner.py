@@ -112,7 +112,7 @@ class Task:
 
 def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progress=None,
             comm=None, conditions: dict | None = None, jobs: int = 1,
-            stats: dict | None = None) -> list[tuple[Task, dict]] | None:
+            stats: dict | None = None, check=None) -> list[tuple[Task, dict]] | None:
     """Run ``fn(task, comm)`` for every task not in the cache; return (task, result) pairs.
 
     ``fn`` gets a communicator of ``task.workers`` ranks under MPI for
@@ -122,7 +122,9 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`).
     ``jobs``: emulated tasks at a time (module docstring; 1 under MPI). ``stats``, when
     given, gets the seconds the tasks computed here took, summed by kind
-    (``task_s``), and their count (``computed``).
+    (``task_s``), and their count (``computed``). ``check(task, result)``: None if a
+    cached result has its task's shape, else why not (the entry is set aside, the task
+    recomputed: :meth:`reproduce.store.RunCache.get`).
     """
     if comm is not None and jobs != 1:
         raise ValueError("jobs > 1 needs the local backend: rank 0 runs its tasks alone under MPI")
@@ -142,7 +144,9 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
         return c
 
     def cached(t):
-        return cache.get(key(t)) if cache is not None and rank == 0 else None
+        if cache is None or rank != 0:
+            return None
+        return cache.get(key(t), check=None if check is None else (lambda r: check(t, r)))
 
     def finished(t, res, seconds, load0):
         if rank == 0:

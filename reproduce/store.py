@@ -261,7 +261,10 @@ class RunCache:
         print(f"warning: discarding corrupt cache entry {p} ({why}); {where}, the task is recomputed",
               file=sys.stderr, flush=True)
 
-    def get(self, config: dict):
+    def get(self, config: dict, *, check=None):
+        """The cached result of ``config``, or None. ``check(result)``: None if the result
+        has the shape its task returns, else why not (reproduce/result_schema.py); an entry
+        that fails it is set aside like a corrupt one, and its task is recomputed."""
         p = self.path(config)
         if not p.exists():
             return None
@@ -274,6 +277,10 @@ class RunCache:
             self._discard(p, str(e).splitlines()[0][:120] or type(e).__name__)
             return None
         if d["config"] != json.loads(dumps(config, strict=False)):
+            return None
+        why = check(d["result"]) if check is not None else None
+        if why:
+            self._discard(p, why)
             return None
         self.hits += 1
         rec = d.get("recorded") or {}

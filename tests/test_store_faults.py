@@ -17,6 +17,7 @@ import pytest
 
 from reproduce import harness, runner
 from reproduce.harness import Paper, run_paper
+from reproduce.result_schema import Result
 from reproduce.runner import Task
 from reproduce.store import (MANIFEST, GenerationError, atomic_write, check_generation, dumps,
                              remove_stale)
@@ -92,6 +93,40 @@ def test_a_corrupt_entry_is_set_aside_named_and_recomputed(toy, tmp_path, capsys
     assert bad.with_name(bad.name + ".corrupt").read_bytes() == content  # kept aside, for a look
     assert json.loads(bad.read_text())["result"]["value"] == 2.0  # rewritten by the rerun
     assert s["meta"]["tasks_from_cache"] == 3
+
+
+class ToyResult(Result):
+    value: float
+    nan: float
+    inf: float
+
+
+@pytest.mark.parametrize("result", [{}, {"value": "fast", "nan": 0.0, "inf": 0.0},
+                                    {"converged": True, "rounds": 3, "epochs": 1.0},
+                                    {"value": 1.0, "nan": 0.0}, [1, 2]],
+                         ids=["empty", "string", "another-papers", "missing-key", "list"])
+def test_a_result_of_the_wrong_shape_is_set_aside_and_recomputed(toy, tmp_path, capsys, result):
+    """Issue 33: the entry's JSON and config are sound, its result is not what the task
+    returns; with the paper's result model it is set aside, naming the key, and recomputed."""
+    toy = replace(toy, result_model=lambda task: ToyResult)
+    out = tmp_path / "toy"
+    run_paper(toy, out=out, workers=1)
+    bad = _entry(out, 1)
+    entry = json.loads(bad.read_text())
+    bad.write_text(json.dumps({**entry, "result": result}))
+    CALLS.clear()
+    s = run_paper(toy, out=out, workers=1)
+    assert CALLS == [("t", 1)]
+    err = capsys.readouterr().err
+    assert f"discarding corrupt cache entry {bad}" in err
+    assert "ToyResult" in err or not isinstance(result, dict)  # a list fails before the model
+    assert json.loads(bad.read_text())["result"]["value"] == 2.0
+    assert s["meta"]["tasks_from_cache"] == 3
+    # control: without a result model the same entry is used as it is (the old behaviour)
+    bad.write_text(json.dumps({**entry, "result": {**entry["result"], "value": 7.5}}))
+    CALLS.clear()
+    run_paper(replace(toy, result_model=None), out=out, workers=1)
+    assert CALLS == []
 
 
 def test_an_intact_cache_warns_of_nothing(toy, tmp_path, capsys):

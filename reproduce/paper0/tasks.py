@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 import os
 import time
+from functools import lru_cache
+from typing import Literal
 
 import numpy as np
+from pydantic import Field, create_model
 
 from engine.perfmodel import MachineProfile, measure_barrier_here, measure_here
 from reproduce.harness import UsageError
 from reproduce.paper0.setup import NETS, NETTALK, Setup
+from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds
 from reproduce.runner import Task
 
 
@@ -197,3 +201,85 @@ def _train(net, corpus, setup: Setup, *, workers: int) -> dict:
             "iterations_run": len(h["phi"]), "useful": int(h["useful"]), "stopped": h["stopped"],
             "workers_fwd": 1, "deriv_s": float(np.median(r["deriv_compute_s"] + r["deriv_reduce_s"])),
             "fwd_s": float(np.median(r["fwd_compute_s"] + r["fwd_reduce_s"]))}
+
+
+# ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
+class NetpartEmulatedResult(Result):
+    block_s: dict[str, Seconds]  # {"k": loop seconds of a block of k hidden units}, k = 1..H
+    steps: Count
+    patterns: Count
+    prep_s: Seconds
+    fwd_s: Seconds
+    n_params: Count
+    load: LoadAvg
+
+
+class NetpartMeasuredResult(Result):
+    serial_s: Seconds
+    parallel_s: Seconds
+    load: LoadAvg
+
+
+class SeqpartEmulatedResult(Result):
+    # {"P": each of the P workers' compute seconds}, P = 1..setup.max_workers
+    deriv: dict[str, list[Seconds]]
+    fwd: dict[str, list[Seconds]]
+    load: LoadAvg
+    n_params: Count
+
+
+class EpochSeconds(Result):
+    deriv_s: Seconds
+    fwd_s: Seconds
+
+
+@lru_cache(maxsize=None)
+def seqpart_measured_result(P: int) -> type[Result]:
+    """The measured seqpart result of P workers: {"1": EpochSeconds, "<P>": EpochSeconds,
+    "load"} (one process, then P processes)."""
+    epochs = {f"p{n}": (EpochSeconds, Field(alias=str(n))) for n in sorted({1, P})}
+    return create_model("SeqpartMeasuredResult", __base__=Result, load=(LoadAvg, ...), **epochs)
+
+
+class VectoriseResult(Result):
+    forward_deriv_s: dict[str, Seconds]  # {"chunk": seconds}, chunk in setup.vec_chunks
+    n_params: Count
+    patterns: Count
+    bptt_s: Seconds
+    fwd_s: Seconds
+    loop_s: Seconds
+    load: LoadAvg
+
+
+class Accuracy(Result):
+    phoneme: Fraction
+    stress: Fraction
+    both: Fraction
+
+
+class TrainResult(Result):
+    accuracy: Accuracy
+    phi: list[float]  # Φ before each iteration (not finite if training diverged)
+    final_phi: float
+    evals: list[Count]
+    restarts: Count
+    wall_s: Seconds
+    iterations: Count
+    workers_deriv: Count
+    iterations_run: Count
+    useful: Count
+    stopped: Literal["iterations", "tolerance", "stall"]
+    workers_fwd: Count
+    deriv_s: Seconds
+    fwd_s: Seconds
+    load: LoadAvg
+
+
+def result_model(task: Task):
+    if task.name == "netpart":
+        return NetpartEmulatedResult if task.kind == "emulated" else NetpartMeasuredResult
+    if task.name == "seqpart":
+        if task.kind == "emulated":
+            return SeqpartEmulatedResult
+        return seqpart_measured_result(task.params.get("workers", task.workers))  # the same P
+    return {"vectorise": VectoriseResult, "train": TrainResult}.get(task.name)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from pydantic import Field
 
 from datasets.speech import normalize, speaker_split, synthesize
 from engine.nets.mlp import MLP
 from engine.strategies.bunch import BunchConfig, init_rng, train_sequential
 from reproduce.paper1.setup import TABLE1_HIDDEN, Setup
+from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds
 from reproduce.runner import Task
 
 
@@ -225,3 +227,95 @@ def _fwd(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
             "serial_mcps": W / float(np.median(ser)) / 1e6,
             "over_serial": float(np.median(ser)) / float(np.median(par)),
             "loadavg": list(os.getloadavg())}
+
+
+# ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
+class CalibrationFit(Result):  # perf.calibrate, one bunch size
+    c1: float
+    c2: float
+    c1_fwd: float
+    c2_fwd: float
+    hidden: list[Count]
+    train_s_per_pattern: list[Seconds]
+    fwd_s_per_pattern: list[Seconds]
+
+
+class CalibrateResult(Result):
+    fits: dict[str, CalibrationFit]  # {"B": the fits at bunch B}
+    c_h: Seconds
+    c_h_fwd: Seconds
+    latency_s: Seconds
+    bandwidth_Bps: float
+    profile_source: str
+
+
+class EmulRow(Result):  # perf.emulate_curve, one P
+    P: Count
+    T_c: Seconds
+    T_h: Seconds
+    T_c_reps: list[Seconds]
+    T_h_reps: list[Seconds]
+
+
+class EmulResult(Result):
+    rows: list[EmulRow]
+
+
+class PerfResult(Result):
+    wall: Seconds
+    bunches: Count
+    patterns: Count
+    mcups: float
+    mcups_low: float
+    mcups_high: float
+    repeats: Count
+    compute_s: Seconds
+    comm_s: Seconds
+    bytes_per_pattern_per_slave: float
+    loadavg: LoadAvg
+
+
+class FwdResult(Result):
+    patterns: Count
+    repeats: Count
+    wall: Seconds
+    mcps: float
+    mcps_low: float
+    mcps_high: float
+    serial_wall: Seconds
+    serial_mcps: float
+    over_serial: float
+    loadavg: LoadAvg
+
+
+class Table2Wer(Result):  # decode.table2_wer
+    penalty: float
+    dev_wer: list[float]
+    penalties: list[float]
+    test_wer: float
+    test_wer_flat_prior: float
+    n_dev_utts: Count
+    n_test_utts: Count
+    n_test_words: Count
+
+
+class TrainMeasuredResult(Result):
+    cv_acc: list[Fraction]
+    train_acc: list[Fraction]
+    bunches: Count
+    n_train: Count
+    n_cv: Count
+    # only a run of one of Table 2's configurations has it (is_table2, which needs the setup);
+    # it may be left out, never null (pydantic does not validate the default)
+    wer: Table2Wer = Field(default=None)
+
+
+class TrainEmulatedResult(TrainMeasuredResult):
+    wer: Table2Wer  # every emulated training run make_tasks makes is one of Table 2's
+
+
+def result_model(task: Task):
+    if task.name == "train":
+        return TrainEmulatedResult if task.kind == "emulated" else TrainMeasuredResult
+    return {"calibrate": CalibrateResult, "emul": EmulResult, "perf": PerfResult,
+            "fwd": FwdResult}.get(task.name)

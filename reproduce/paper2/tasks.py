@@ -7,13 +7,17 @@ from __future__ import annotations
 import os
 import time
 from functools import lru_cache
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import ConfigDict, Field, model_validator
 
 from engine.perfmodel import measure_here
+from engine.profile_schema import ProfileModel
 from engine.schedule import BUCKETINGS, epoch_batches, padded_cells
 from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
 from reproduce.paper2.setup import DATA_SEED, VAL_FRACTION, Setup
+from reproduce.result_schema import Count, Fraction, Load, LoadAvg, Result, Seconds
 from reproduce.runner import Task
 
 
@@ -209,3 +213,74 @@ def curve(res: dict, key: str = "time_s"):
     """(x, validation loss) with the untrained model's loss at x = 0 first."""
     x = np.concatenate([[0.0], np.asarray(res[key], dtype=float)])
     return x, np.concatenate([[res["val_loss0"]], np.asarray(res["val_loss"])])
+
+
+# ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
+class EpochTiming(Result):  # epoch_times, one configuration
+    method: str
+    Q: Count
+    time_s: list[Seconds]  # one per repetition
+    cells: list[Count]
+    waste: list[Fraction]
+
+
+class EpochTimingK(EpochTiming):  # timing_k.epoch_times_k, one configuration
+    k: Count
+    batches: Count
+
+
+class _PerConfiguration(Result):
+    """{"<method>:<Q>": one configuration's timings, ..., "_load": os.getloadavg()}."""
+
+    model_config = ConfigDict(extra="allow")  # the configurations; their type: the subclass's
+    load: LoadAvg = Field(alias="_load")
+
+    @model_validator(mode="after")
+    def _named_by_configuration(self):
+        if not self.__pydantic_extra__:
+            raise ValueError("no configuration")
+        for key, c in self.__pydantic_extra__.items():
+            if key != f"{c.method}:{c.Q}":
+                raise ValueError(f"configuration {key!r} holds {c.method}:{c.Q}")
+        return self
+
+
+class EpochTimesResult(_PerConfiguration):
+    __pydantic_extra__: dict[str, EpochTiming] = Field(init=False)
+
+
+class EpochTimesKResult(_PerConfiguration):
+    __pydantic_extra__: dict[str, EpochTimingK] = Field(init=False)
+
+
+class _Training(Result):  # train and allreduce
+    epochs: Count
+    compute_s: list[Seconds]  # per epoch
+    comm_s: list[Seconds]
+    time_s: list[Seconds]
+    val_loss: list[float]  # CTC losses: not finite where a run diverged
+    val_loss0: float
+    val_cer: list[float]
+    train_loss: list[float]
+    cells: list[float]  # padded cells per epoch, summed in float64
+    load: Annotated[list[Load], Field(min_length=2, max_length=2)]  # 1-min load before, after
+
+
+class TrainMeasuredResult(_Training):
+    profile: Literal[""]
+    kind: Literal["measured"]
+    profile_params: None
+
+
+class TrainEmulatedResult(_Training):
+    profile: str
+    kind: Literal["emulated"]
+    profile_params: ProfileModel  # the profile as_dict, as engine/profile_schema.py checks one
+
+
+def result_model(task: Task):
+    if task.name in ("train", "allreduce"):
+        return TrainEmulatedResult if task.kind == "emulated" else TrainMeasuredResult
+    # "epoch_times_k" is timing_k.NAME (timing_k imports this module, not the other way;
+    # tests/test_result_models.py checks every task make_tasks gives has a model)
+    return {"epoch_times": EpochTimesResult, "epoch_times_k": EpochTimesKResult}.get(task.name)

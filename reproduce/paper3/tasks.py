@@ -15,6 +15,7 @@ from engine.perfmodel import FREE, measure_here
 from engine.strategies.pattern import PPTConfig, train_pattern_parallel, worker_seeds
 from engine.strategies.serial import train_serial
 from reproduce.paper3.setup import gige2008
+from reproduce.result_schema import Count, Fraction, Result, Seconds
 from reproduce.runner import Task
 
 
@@ -117,3 +118,34 @@ def run_task(task: Task, comm, run) -> dict | None:
 def _common(rec, cap: float) -> dict:
     return {"converged": bool(rec.converged), "rounds": int(rec.rounds), "epochs": float(rec.epochs),
             "final_mse": float(rec.final_mse), "max_epochs": float(cap)}
+
+
+# ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
+class _Common(Result):
+    converged: bool
+    rounds: Count
+    epochs: float
+    final_mse: float
+    max_epochs: float
+
+
+class SerialResult(_Common):
+    time_s: Seconds
+
+
+class EmulatedResult(_Common):
+    sum_max_compute_s: Seconds
+    msg_bytes: float
+
+
+class MeasuredResult(_Common):
+    time_s: Seconds
+    comm_share: Fraction
+    msg_bytes: float
+
+
+def result_model(task: Task):
+    if task.name == "serial":
+        return SerialResult
+    return EmulatedResult if task.kind == "emulated" else MeasuredResult
+

@@ -9,14 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 from time import perf_counter
+from typing import Annotated, Literal, Union
 
 import numpy as np
+from pydantic import Discriminator, Field, RootModel, Tag
 
 from engine.nets.mlp import MLP
 from engine.perfmodel import (FREE, MachineProfile, NodeModel, calibrate_exchange, calibrate_t_a,
                               node_profile)
 from engine.strategies.node import NodeConfig, check_fits, train_node_parallel
 from reproduce.paper4.setup import PASSES, TYPICAL_TARGETS, Setup
+from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds
 from reproduce.runner import Task
 
 
@@ -310,3 +313,91 @@ def emulation_profile(cal: dict, backend: str) -> MachineProfile:
                         source=f"t_startup, t_data fitted to allgathers of {e['sizes']} float64 "
                                f"between {e['P']} {backend} workers on this machine "
                                f"(fastest of {e['reps']} single calls per size)")
+
+
+# ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
+class ExchangeCalibration(Result):  # engine.perfmodel.calibrate_exchange
+    t_startup: Seconds
+    t_data: Seconds
+    P: Count
+    sizes: list[Count]
+    seconds: list[Seconds]
+    reps: Count
+
+
+class MpiCalibration(ExchangeCalibration):
+    available: Literal[True]
+
+
+class MpiUnavailable(Result):
+    available: Literal[False]
+    why: str
+
+
+def _availability(d):
+    v = d.get("available") if isinstance(d, dict) else getattr(d, "available", None)
+    return ("available" if v else "unavailable") if isinstance(v, bool) else None
+
+
+class CalibrateExchangeMpiResult(RootModel):  # _mpi_calibration: the fit, or why there is none
+    root: Annotated[Union[Annotated[MpiCalibration, Tag("available")],
+                          Annotated[MpiUnavailable, Tag("unavailable")]],
+                    Discriminator(_availability, custom_error_type="available",
+                                  custom_error_message="available must be true or false")]
+
+
+class TaCalibration(Result):  # engine.perfmodel.calibrate_t_a
+    t_a: Seconds
+    forward_s: Seconds
+    forward_s_min: Seconds
+    forward_s_max: Seconds
+    ops: Count
+    reps: Count
+    sizes: list[Count]
+    B: Count
+
+
+class NodeEmulated(Result):  # node_emulated
+    serial_s: Seconds
+    compute_per_pass_s: Seconds
+    compute_fastest_pass_s: Seconds
+    compute_per_pass_mean_s: Seconds
+    reps: Count
+    exchanges: dict[str, Count]  # {"bytes of an exchange": exchanges of that size per pass}
+    loadavg: LoadAvg
+
+
+class NodeMeasured(Result):  # node_measured (on rank 0, where serial_s is measured)
+    serial_s: Seconds
+    time_per_pass_s: Seconds
+    fastest_pass_s: Seconds
+    mean_s: Seconds
+    comm_share: Fraction
+    loadavg: LoadAvg
+
+
+class SweepResult(Result):
+    emulated: dict[str, NodeEmulated]  # {"P": ...}, P in setup.procs
+    measured: dict[str, NodeMeasured]  # {"P": ...}, P in setup.procs up to the workers
+
+
+Output = Annotated[list[float], Field(min_length=2, max_length=2)]  # the net's 2 outputs (§5)
+
+
+class TypicalResult(Result):  # typical_run
+    epoch1_output: Output
+    after_1_update: Output | None  # None: a run of one epoch
+    epoch_outputs: dict[str, Output]  # {"e": output of epoch e}, e in 1, 10, ..., 10,000 up to epochs
+    after_all_updates: Output
+    epochs: Count
+    workers: Count
+    max_abs_diff_vs_serial_outputs: float
+    max_abs_diff_vs_serial_params: float
+    wall_s: Seconds
+    backend: Literal["local", "mpi", "inprocess"]
+
+
+def result_model(task: Task):
+    return {"calibrate_exchange": ExchangeCalibration,
+            "calibrate_exchange_mpi": CalibrateExchangeMpiResult, "calibrate_t_a": TaCalibration,
+            "sweep": SweepResult, "node_mpi": NodeMeasured, "typical": TypicalResult}.get(task.name)
