@@ -157,13 +157,22 @@ def data_dir(path: str | os.PathLike | None = None) -> Path | None:
 def read_dictionary(path: Path) -> dict[str, tuple[str, str]]:
     """word -> (phonemes, stress), first entry of each word (nettalk.data)."""
     out: dict[str, tuple[str, str]] = {}
-    for line in _text(path).splitlines():
+    for i, line in enumerate(_text(path).splitlines(), 1):
         parts = line.split("\t")
         if len(parts) < 3 or not parts[0]:
             continue
         w, ph, st = parts[0], parts[1], parts[2]
         if not (len(w) == len(ph) == len(st)):
-            raise NettalkDataError(f"{path}: word, phonemes and stress differ in length: {line!r}")
+            raise NettalkDataError(f"{path}, line {i}: word, phonemes and stress differ in length: "
+                                   f"{line[:80]!r}")
+        # every line, not only the words a run selects: a bad symbol found while encoding
+        # would stop a run after its tasks started (issue 33)
+        for text, alphabet, what in ((w, LETTERS, "letter"), (ph, PHONEMES, "phoneme"),
+                                     (st, STRESS, "stress mark")):
+            extra = sorted(set(text) - set(alphabet))
+            if extra:
+                raise NettalkDataError(f"{path}, line {i}: {what} {extra[0]!r} is not one of "
+                                       f"{alphabet!r}: {line[:80]!r}")
         out.setdefault(w, (ph, st))
     if not out:
         raise NettalkDataError(f"{path}: no dictionary lines (word<TAB>phonemes<TAB>stress<TAB>flag)")

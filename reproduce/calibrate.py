@@ -56,6 +56,14 @@ def table(profile) -> str:
     return "\n".join(lines)
 
 
+def check_out(args) -> None:
+    """OSError if the folder ``calibrate`` writes its profile and probe to is not writable."""
+    from reproduce.store import check_writable
+
+    name = getattr(args, "name", None) or default_name()
+    check_writable(paths(args.out, name, args.backend, 2)[0].parent)
+
+
 def main(args, comm=None) -> int:
     """Run the calibration for the parsed CLI ``args`` (workers, backend, out, quick, and
     name if the parser has it); ``comm``: the MPI communicator under ``--backend mpi``."""

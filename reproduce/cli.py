@@ -168,10 +168,14 @@ def _report(out: Path | None, as_json: bool = False) -> int:
 
     defaulted = out is None
     out = Path("results") if out is None else out
-    try:
-        check_writable(out)
-    except OSError as e:
-        raise UsageError(str(e)) from None
+    if out.exists():
+        try:
+            check_writable(out)
+        except OSError as e:
+            raise UsageError(str(e)) from None
+    if not out.is_dir() or not indexed(out, PAPERS):  # an index of nothing is no index (issue 33)
+        raise UsageError(f"{out}: no results here (no <paper>/comparison.csv); run a paper first, "
+                         "e.g. python -m reproduce paper3 --quick")
     try:
         text = build_index(out, PAPERS)
     except ResultsError as e:
@@ -217,7 +221,13 @@ def _compare(args) -> int:
 def _matrix(args, comm) -> int:
     """Every strategy × network × backend cell against serial (reproduce/matrix.py)."""
     from reproduce import matrix
+    from reproduce.store import check_writable
 
+    out = (args.out or Path("results")) / "matrix.csv"
+    try:
+        check_writable(out.parent)  # before the work, not after it (issue 33)
+    except OSError as e:
+        raise UsageError(str(e)) from None
     if comm is not None:
         backends = [("mpi", comm.size)]
     else:
@@ -225,7 +235,6 @@ def _matrix(args, comm) -> int:
     rows = matrix.run_matrix(backends, comm=comm)
     if comm is not None and comm.rank != 0:
         return 0
-    out = (args.out or Path("results")) / "matrix.csv"
     matrix.write_csv(rows, out)
     print(matrix.markdown(rows))
     print(f"wrote {out}")
@@ -275,8 +284,9 @@ def _profile(spec):
 
     try:
         return resolve(spec)
-    except (ValueError, OSError) as e:
-        raise UsageError(f"--profile {spec}: {e}") from None
+    except (ValueError, OSError) as e:  # MachineProfile.load names the file: said once
+        msg = str(e).removeprefix(f"{spec}: ")
+        raise UsageError(f"--profile {spec}: {msg}") from None
 
 
 def _jobs(jobs: int | None, backend: str) -> int:
@@ -346,8 +356,10 @@ def main(argv=None) -> int:
     try:
         t = args.target
         if t == "list":
+            _check_applies(args, ap)
             return _list()
         _check_launch(t, args.backend)
+        _check_applies(args, ap)
         _check_nettalk(t, args.nettalk_file)
         if args.stall_timeout is not _DEFAULT:
             _set_stall_timeout(args.stall_timeout)
@@ -362,6 +374,10 @@ def main(argv=None) -> int:
         if t == "calibrate":
             from reproduce import calibrate
 
+            try:
+                calibrate.check_out(args)  # before the work, not after it (issue 33)
+            except OSError as e:
+                raise UsageError(str(e)) from None
             return calibrate.main(args, _mpi_comm(args) if args.backend == "mpi" else None)
         args.profile = _profile(args.profile)
         if t == "validate":
@@ -417,6 +433,33 @@ def main(argv=None) -> int:
 
 ONE_PROCESS = ("report", "compare", "validate")  # targets that never use MPI
 
+# The options each target reads (issue 33: an option a target does not read is an error,
+# not ignored). A paper, and all, read every option but --name; sides are checked apart.
+USES = {
+    "list": set(),
+    "report": {"out", "json"},
+    "compare": {"out", "json"},
+    "matrix": {"workers", "backend", "out", "stall_timeout", "no_progress"},
+    "calibrate": {"workers", "backend", "out", "quick", "name", "stall_timeout", "no_progress"},
+    "validate": {"workers", "profile", "quick", "out", "stall_timeout", "no_progress"},
+}
+NOT_A_PAPERS = {"name", "sides"}
+
+
+def _check_applies(args, ap: argparse.ArgumentParser) -> None:
+    """Every option given is one its target reads (:data:`USES`)."""
+    uses = USES.get(args.target)
+    for a in ap._actions:
+        if not a.option_strings or a.dest == "help":
+            continue
+        if (a.dest in uses) if uses is not None else (a.dest not in NOT_A_PAPERS):
+            continue
+        v = getattr(args, a.dest)
+        if v is a.default or v == a.default:
+            continue
+        shown = "" if isinstance(v, bool) else f" {v}"
+        raise UsageError(f"{a.option_strings[0]}{shown} does not apply to {args.target}")
+
 
 def _check_launch(target: str, backend: str) -> None:
     """Refuse a launch that would run independent jobs into one folder: mpiexec -n N (N > 1)
@@ -440,15 +483,26 @@ def _check_nettalk(target: str, path: Path | None) -> None:
     another corpus. --nettalk-file then becomes NETTALK_DATA for the paper's tasks."""
     from datasets import nettalk
 
+    def whole(where: str, p) -> None:
+        """Every line of the dictionary read, and the corpus paper0 trains on (§3.2: the
+        paper's 821 words) complete: fewer words would leave its corpus rows judged on
+        another corpus."""
+        c = nettalk.load(p)
+        n = nettalk.PAPER["words"]
+        if len(c.words) < n:
+            raise nettalk.NettalkDataError(
+                f"{where}: its word list and dictionary give {len(c.words)} of the {n} words "
+                f"paper0 trains on (§3.2)")
+
     if path is not None:
         try:
-            nettalk.load(path, n_words=1)
+            whole(str(path), path)
         except nettalk.NettalkDataError as e:
             raise UsageError(f"--nettalk-file {e}") from None
         os.environ["NETTALK_DATA"] = str(path)
     elif os.environ.get("NETTALK_DATA") and target in ("paper0", "all"):
         try:
-            nettalk.load(n_words=1)
+            whole(f"NETTALK_DATA={os.environ['NETTALK_DATA']}", None)
         except nettalk.NettalkDataError as e:
             raise UsageError(str(e)) from None
 

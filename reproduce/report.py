@@ -260,6 +260,17 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> pd.DataFrame:
     return df
 
 
+def not_a_program(module: str) -> int:
+    """What ``python -m reproduce.paperN.report ...`` gets: one line, exit 2, whatever the
+    arguments (issue 33: it used to import, do nothing and exit 0)."""
+    import sys
+
+    paper = module.split(".")[1] if module.count(".") >= 2 else "paperN"
+    print(f"error: {module} is not a command: python -m reproduce {paper} writes its report "
+          "(tools/rebuild_from_cache.py rebuilds it from a run's task cache)", file=sys.stderr)
+    return 2
+
+
 def fmt(x, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"

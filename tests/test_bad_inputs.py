@@ -70,6 +70,18 @@ def _garbage(root: Path) -> Path:
     return root
 
 
+def _nettalk(data: str, words: str):
+    """A folder with a nettalk.data and a nettalk.list: the real dictionary's first lines
+    (a well-formed start) then ``data``, and a word list of ``words``."""
+    def make(root: Path) -> Path:
+        root.mkdir()
+        good = "and\t@nd\t0<<\t0\nof\txv\t0<\t1\nthe\tD-x\t>>0\t0\n"  # nettalk.data's own
+        (root / "nettalk.data").write_text(good + data)
+        (root / "nettalk.list").write_text(f"***\n({words})\n")
+        return root
+    return make
+
+
 def _nocache(root: Path) -> Path:
     root.mkdir()
     (root / "summary.json").write_text(json.dumps({"meta": {"mode": "default"}, "rows": []}))
@@ -86,11 +98,37 @@ def _file(p: Path) -> Path:
     return p
 
 
+def _profile(change: dict | list):
+    """A profile JSON: the shipped dev2 profile with ``change`` applied (None deletes a
+    field), or ``change`` itself when it is not a dict."""
+    def make(p: Path) -> Path:
+        p = p.with_suffix(".json")  # --profile takes a path ending in .json
+        d = json.loads((ROOT / "engine" / "profiles" / "dev2.json").read_text())
+        if isinstance(change, dict):
+            d = {k: v for k, v in {**d, **change}.items() if v is not None}
+        else:
+            d = change
+        p.write_text(json.dumps(d))  # NaN as JSON's NaN, as Python writes it
+        return p
+    return make
+
+
 MAKERS = {
+    "negbw": _profile({"bandwidth_Bps": -1e9}),
+    "nanbw": _profile({"bandwidth_Bps": float("nan")}),
+    "zerobw": _profile({"bandwidth_Bps": 0}),
+    "emptycoll": _profile({"coll": {"allgather": {}}}),
+    "strlat": _profile({"latency_s": "fast"}),
+    "nameonly": lambda p: (p.with_suffix(".json").write_text('{"name": "p"}'), p.with_suffix(".json"))[1],
+    "listprofile": _profile([]),
+    "hugetext": _profile({"description": "x" * (2 << 20)}),
     "out": _folder,
     "empty": _folder,
     "file": _file,
     "garbage": _garbage,
+    "badline": _nettalk("zebra\tzibrx\t1<0>9\t0\n", "THE OF AND ZEBRA"),
+    "badletter": _nettalk("Zoo\tzu-\t1<<\t0\n", "THE OF AND"),
+    "fewwords": _nettalk("", "THE OF AND"),
     "truncated": lambda p: _results(p, keep=5),
     "cut": lambda p: _results(p, cut=True),
     "columns": lambda p: _results(p, drop_column="verdict"),
@@ -175,6 +213,10 @@ def test_report_says_where_quick_results_are(tmp_path, monkeypatch, capsys):
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results").mkdir()
+    assert cli.main(["report"]) == 2  # issue 33: a folder without results is refused
+    assert "results: no results here" in capsys.readouterr().err
+    assert not (tmp_path / "results" / "index.md").exists()
+    _results(tmp_path / "results")  # a paper3 folder with its comparison.csv
     assert cli.main(["report"]) == 0
     assert "results/quick" not in capsys.readouterr().out  # control: no quick runs, no note
     _results(tmp_path / "results" / "quick")

@@ -638,3 +638,7 @@ def write(run, results, meta) -> dict:
                                                     facts=facts, cal=cal, quick_shrunk=quick_shrunk,
                                                     claims_df=cdf))
     return {"meta": meta, "rows": table.to_dict(orient="records")}
+
+
+if __name__ == "__main__":  # not a command: say so (exit 2) rather than import and exit 0
+    raise SystemExit(R.not_a_program(f"reproduce.{NAME}.report"))
