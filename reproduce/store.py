@@ -210,9 +210,7 @@ def write_generation(out: Path, write, *, generation: str):
             old = read_manifest(out)
         except GenerationError:
             old = None
-        for rel, p in files.items():  # the only window where a reader could see a mix
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(p, out / rel)
+        _move_all(files, out, staging.with_name(staging.name + ".previous"))
         atomic_write(out / MANIFEST, dumps({
             "generation": generation, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "files": entries}))
@@ -221,7 +219,43 @@ def write_generation(out: Path, write, *, generation: str):
                 (out / rel).unlink(missing_ok=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging.with_name(staging.name + ".previous"), ignore_errors=True)
     return result
+
+
+def _move_all(files: dict, out: Path, previous: Path) -> None:
+    """Move the staged ``files`` ({relative path: staged path}) into ``out``, each old file
+    first set aside in ``previous``. If one cannot be put in place (issue 33: an immutable
+    report.md, a full disk), every file already moved goes back and OSError names the one
+    that failed: ``out`` keeps its previous generation whole. (This is the only window where
+    a reader could see a mix; a writer killed in it leaves one that check_generation names.)"""
+    done: list[tuple[Path, bool]] = []  # (destination, whether an old file was set aside)
+    dst = out
+    try:
+        for rel, p in files.items():
+            dst = out / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            had = dst.exists()
+            if had:
+                (previous / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(dst, previous / rel)
+            try:
+                os.replace(p, dst)
+            except OSError:
+                if had:
+                    os.replace(previous / rel, dst)
+                raise
+            done.append((dst, had))
+    except OSError as e:
+        for moved, had in reversed(done):
+            if had:
+                os.replace(previous / moved.relative_to(out), moved)
+            else:
+                moved.unlink(missing_ok=True)
+        err = OSError(f"could not put {dst} in place ({e.strerror or e}); the previous "
+                      f"generation in {out} was restored")
+        err.errno = e.errno
+        raise err from None
 
 
 # ---- the task cache ------------------------------------------------------------------

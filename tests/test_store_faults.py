@@ -155,6 +155,39 @@ def test_a_writer_killed_mid_write_leaves_the_previous_generation(toy, tmp_path)
     assert (out / "report.md").read_text() == f"# toy {second['meta']['invocation']}\n"
 
 
+@pytest.mark.parametrize("which", ["new-in", "old-out"])
+def test_a_move_that_fails_restores_the_previous_generation(toy, tmp_path, monkeypatch, which):
+    """Issue 33: one file of the new generation cannot be put in place (an immutable
+    report.md, a full disk): the files already moved go back, the folder holds the previous
+    generation whole, and the error names the file."""
+    import reproduce.store as store
+
+    out = tmp_path / "toy"
+    run_paper(toy, out=out, workers=1)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    real = os.replace
+
+    def fail_report(src, dst):
+        staged = ".staging-" in str(src) and ".previous" not in str(src)  # the new file
+        if which == "new-in" and Path(dst).name == "report.md" and staged and ".staging-" not in str(dst):
+            raise PermissionError(1, "Operation not permitted", str(src), None, str(dst))
+        if which == "old-out" and src == out / "report.md":  # immutable: cannot be renamed away
+            raise PermissionError(1, "Operation not permitted", str(src), None, str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", fail_report)
+    with pytest.raises(OSError, match=rf"could not put {out / 'report.md'} in place .*previous generation"):
+        run_paper(toy, out=out, workers=1)
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before  # every file as it was: a.csv and summary.json moved back
+    assert check_generation(out) is not None
+    assert not [p for p in out.iterdir() if p.name.startswith(".staging-")]
+    # control: without the fault the next run replaces the generation
+    monkeypatch.setattr(store.os, "replace", real)
+    run_paper(toy, out=out, workers=1)
+    assert (out / "report.md").read_bytes() != before["report.md"]
+
+
 def test_a_mix_of_generations_is_named(toy, tmp_path):
     out = tmp_path / "toy"
     run_paper(toy, out=out, workers=1)
