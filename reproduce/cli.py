@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from reproduce.harness import UsageError, run_paper
+from reproduce.harness import Run, UsageError, check_size, run_paper
 from reproduce.papers import BY_NAME, PAPERS, load
 
 
@@ -254,6 +254,11 @@ def _run_paper(name: str, args, comm) -> dict | None:
         setup = replace(setup, runs=args.runs)
     out_root = args.out or Path("results/quick" if args.quick else "results")
     out = out_root / name
+    workers = args.workers if comm is None else comm.size
+    if comm is None and args.workers is None:
+        workers = paper.default_workers()
+    check_size(paper, Run(paper, setup, mode, workers, args.backend, args.seed, out, comm,
+                          args.profile))  # before anything is written (issue 33)
     rank = 0 if comm is None else comm.rank
     problem = None
     if rank == 0:
@@ -265,9 +270,6 @@ def _run_paper(name: str, args, comm) -> dict | None:
         problem = comm.comm.bcast(problem, root=0)
     if problem:
         raise UsageError(problem)
-    workers = args.workers if comm is None else comm.size
-    if comm is None and args.workers is None:
-        workers = paper.default_workers()
     return run_paper(paper, setup=setup, mode=mode, workers=workers, backend=args.backend,
                      seed=args.seed, out=out, comm=comm, profile=args.profile, jobs=args.jobs,
                      progress_factory=None if args.no_progress else (lambda n, lab: Progress(n, lab)))

@@ -172,6 +172,42 @@ def extend(paper: Paper, run, results: list | None, execute_more) -> int:
     return len(redo)
 
 
+MAX_TASKS = 200_000  # each task is a training or timing run: more cannot finish
+WORKER_BYTES = 30 << 20  # one local worker process with numpy loaded (~30 MiB resident, measured)
+
+
+def _available_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_size(paper: Paper, run) -> None:
+    """Refuse, before any work, a run that cannot fit (issue 33): more local worker
+    processes than the memory available holds (~30 MiB each), or more tasks than
+    :data:`MAX_TASKS` (counted from the paper's tasks at 1 and 2 runs, linear in runs)."""
+    if run.comm is None and run.workers > 1:
+        need, avail = run.workers * WORKER_BYTES, _available_bytes()
+        if avail is not None and need > avail:
+            raise UsageError(f"--workers {run.workers:,}: as many local processes need about "
+                             f"{need / 2**30:,.0f} GiB (~30 MiB each), and {avail / 2**30:,.1f} GiB "
+                             "is available")
+    runs = getattr(run.setup, "runs", None)
+    if isinstance(runs, int) and runs > 2:
+        n1, n2 = (len(paper.make_tasks(replace(run, setup=replace(run.setup, runs=r)))) for r in (1, 2))
+        n = n1 + (n2 - n1) * (runs - 1)
+        if n > MAX_TASKS:
+            raise UsageError(f"--runs {runs:,}: about {n:,} tasks, each a training or timing run "
+                             f"(at most {MAX_TASKS:,})")
+
+
 def conditions(run) -> dict:
     """What a measured time depends on besides its configuration (runner.task_conditions)."""
     return {"backend": run.backend, "world_size": 1 if run.comm is None else run.comm.size,
@@ -206,6 +242,7 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     setup = setup if setup is not None else paper.setups[mode]
     workers = workers if workers is not None else paper.default_workers()
     run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile, jobs=jobs)
+    check_size(paper, run)
     if paper.prepare is not None:
         paper.prepare(run)
     tasks = paper.make_tasks(run)

@@ -153,3 +153,26 @@ def test_code_version_dirty_means_code_not_results(tmp_path):
     v = code_version(tmp_path)
     assert v["dirty"] is True and len(v["commit"]) == 40
     assert code_version(tmp_path / "nowhere")["dirty"] is None  # outside any checkout
+
+
+def test_check_size_counts_tasks_linearly_in_runs_and_refuses_what_cannot_fit(tmp_path):
+    """Issue 33: the task count is extrapolated from 1 and 2 runs; it is exact for a paper
+    whose tasks grow linearly in runs (paper3 at 5 runs: counted against make_tasks), a
+    default run passes, and 10^6 runs or 10^9 local workers are refused before any work."""
+    from dataclasses import replace
+
+    import reproduce.harness as H
+    from reproduce.paper3 import PAPER
+    from reproduce.paper3.setup import DEFAULT
+
+    def run(runs, workers=2):
+        return H.Run(PAPER, replace(DEFAULT, runs=runs), "default", workers, "local", 1, tmp_path)
+
+    H.check_size(PAPER, run(10))  # the default passes
+    n5 = len(PAPER.make_tasks(run(5)))
+    n1, n2 = len(PAPER.make_tasks(run(1))), len(PAPER.make_tasks(run(2)))
+    assert n1 + (n2 - n1) * 4 == n5  # the extrapolation is the count
+    with pytest.raises(H.UsageError, match=r"--runs 1,000,000: about 17,000,006 tasks"):
+        H.check_size(PAPER, run(10**6))
+    with pytest.raises(H.UsageError, match=r"--workers 1,000,000,000: as many local processes"):
+        H.check_size(PAPER, run(10, workers=10**9))
