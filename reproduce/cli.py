@@ -420,7 +420,13 @@ def main(argv=None) -> int:
         _say(f"error: {e}", comm)
         return 2
     except KeyboardInterrupt:
+        import signal
+
+        # a second Ctrl-C while the line is printed used to give a 50-line traceback
+        # (issue 33): ignored until the line is out
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         _say("interrupted; finished runs are cached and a rerun resumes from them", comm)
+        signal.signal(signal.SIGINT, previous)
         if comm is not None and comm.size > 1:  # a peer may wait in a collective: MPI_Finalize
             sys.stderr.flush()                  # would wait for it forever
             comm.abort(130)

@@ -265,3 +265,32 @@ def test_nettalk_only_the_default_may_be_absent(tmp_path, monkeypatch):
         nettalk.data_dir()
     monkeypatch.setenv("NETTALK_DATA", "")  # empty: unset
     assert nettalk.data_dir() is None
+
+
+def test_a_second_ctrl_c_during_the_line_is_ignored(monkeypatch, capsys):
+    """Issue 33: after the first Ctrl-C, SIGINT is ignored while the one line is printed
+    (a second one used to raise inside the handler: a 50-line traceback), and restored
+    after it."""
+    import signal
+
+    from reproduce import cli
+
+    seen = []
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    real_say = cli._say
+
+    def say(msg, comm):
+        seen.append(signal.getsignal(signal.SIGINT))
+        real_say(msg, comm)
+
+    monkeypatch.setattr(cli, "_run_paper", interrupted)
+    monkeypatch.setattr(cli, "_say", say)
+    before = signal.getsignal(signal.SIGINT)
+    assert cli.main(["paper3", "--quick", "--no-progress"]) == 130
+    assert seen == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is before  # control: restored afterwards
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "interrupted; finished runs are cached and a rerun resumes from them"]

@@ -385,3 +385,40 @@ def test_migration_gives_old_entries_the_new_fields(toy, tmp_path, capsys):
     assert s["meta"]["cached_from"][0]["seconds"] is None  # old entries did not record it
     run_paper(toy, out=out, workers=2)
     assert len(CALLS) == 3  # the migrated timings hold for workers=1 only
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    """Issue 33: ENOSPC from write() carries no file name; atomic_write adds it (control:
+    an error that names its file is passed on as it is)."""
+    import errno
+
+    import reproduce.store as store
+
+    class Full:
+        def __init__(self, fd, mode):
+            os.close(fd)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def write(self, b):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store.os, "fdopen", Full)
+    target = tmp_path / "report.md"
+    with pytest.raises(OSError, match=r"No space left on device: '.*report\.md'") as e:
+        atomic_write(target, "x")
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []  # no temporary left behind
+
+    class Named(Full):  # control: an error that names its own file is passed on unchanged
+        def write(self, b):
+            raise OSError(errno.EACCES, "Permission denied", "/elsewhere")
+
+    monkeypatch.setattr(store.os, "fdopen", Named)
+    with pytest.raises(OSError) as e2:
+        atomic_write(target, "x")
+    assert e2.value.filename == "/elsewhere"
