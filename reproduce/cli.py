@@ -432,7 +432,8 @@ def main(argv=None) -> int:
             comm.abort(130)
         return 130
     except Exception as e:  # noqa: BLE001 - one line, never a traceback wall
-        _say(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", comm)
+        hint = " (a file-size limit: ulimit -f)" if getattr(e, "errno", None) == 27 else ""  # EFBIG
+        _say(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{hint}", comm)
         if comm is not None and comm.size > 1:
             sys.stderr.flush()
             comm.abort(1)

@@ -294,3 +294,22 @@ def test_a_second_ctrl_c_during_the_line_is_ignored(monkeypatch, capsys):
     assert signal.getsignal(signal.SIGINT) is before  # control: restored afterwards
     assert capsys.readouterr().err.strip().splitlines() == [
         "interrupted; finished runs are cached and a rerun resumes from them"]
+
+
+@pytest.mark.parametrize("limit,text", [(0, "error: cannot start: FileNotFoundError"),
+                                        (4096, "File too large (a file-size limit: ulimit -f)")])
+def test_a_file_size_limit_gives_one_line(tmp_path, limit, text):
+    """Issue 33: under `ulimit -f` the run used to die silently (SIGXFSZ) or print a
+    traceback at import; now one line and exit 1, at import (0 bytes: no temporary file can
+    be made) or at the first write past the limit."""
+    import resource
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MV2_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    p = subprocess.run([sys.executable, "-m", "reproduce", "paper3", "--quick", "--no-progress",
+                        "--out", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert p.returncode == 1, p.stderr
+    assert len(lines) == 1 and text in lines[0], p.stderr
