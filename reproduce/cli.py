@@ -139,7 +139,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=positive_int, default=None,
                     help="emulated tasks run this many at a time, each on a core of its own, up to the "
                          "cores here (local backend only); measured tasks always run alone. Default 1: "
-                         "beside each other, emulated compute is timed slower (README, --jobs)")
+                         "beside each other, emulated compute is timed slower (docs/cli.md, --jobs)")
     ap.add_argument("--stall-timeout", type=stall_timeout, default=_DEFAULT, metavar="S",
                     help="end the run (exit 1, naming the worker) when one collective waits more than "
                          "S seconds; 0 or none: wait forever (default: the engine's, generous)")
@@ -295,7 +295,7 @@ def _jobs(jobs: int | None, backend: str) -> int:
     """--jobs, checked: emulated compute is timed one task per core, so never more tasks
     than the cores this process may use, and under MPI rank 0 runs its tasks alone.
     Default 1: each emulated task timed alone, as the committed results were made (beside
-    another task its compute was timed up to 1.36× slower here: README, ``--jobs``)."""
+    another task its compute was timed up to 1.36× slower here: docs/cli.md, ``--jobs``)."""
     from reproduce.runner import usable_cores
 
     if jobs is None:

@@ -3,7 +3,7 @@
 OLD and NEW are each a results folder (holding ``<paper>/claims.csv``) or a git commit
 (its committed ``results/``). For every paper in both, the claims are matched by id; the
 output names the claims whose verdict differs and gives every claim's interval before and
-after, and it counts what the stability target watches (README, "Answers that hold"):
+after, and it counts what the stability target watches (no flip; at most 1 claim in 10 moves):
 
 - a *flip*: a claim that went between ``reproduced`` and ``not-reproduced``;
 - a *move*: a claim that went to or from ``inconclusive``.

@@ -228,7 +228,7 @@ def jobs_line(meta: dict) -> list[str]:
     took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))
     return [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS thread "
             "(`--jobs`): their compute was timed beside the others, which makes it slower than "
-            "alone (README, `--jobs`); measured tasks ran alone. "
+            "alone (docs/cli.md, `--jobs`); measured tasks ran alone. "
             + (f"Time the tasks computed by this invocation took, summed over tasks: {took} (the "
                "wall time is shorter where emulated tasks overlapped)." if took else ""), ""]
 

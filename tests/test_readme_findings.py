@@ -1,7 +1,9 @@
-"""Issue 13 item 4: every figure README.md's findings quote appears in a committed result.
+"""Issue 13 item 4: every figure the findings quote appears in a committed result.
 
-The findings section is README.md from "## What each reproduction found" to the next
-"## " heading. Its "### paperN" subsections are checked against results/paperN/ only;
+The findings used to be in README.md; they are now in docs/findings.md (README.md keeps the
+generated claims block, which tests/test_claims.py checks). The findings section is
+docs/findings.md from "## What each reproduction found" to the next "## " heading or the
+end of the file. Its "### paperN" subsections are checked against results/paperN/ only;
 text before the first of them against every paper's results.
 
 A *figure* is a number in that text, outside code (fenced blocks and `inline code`),
@@ -42,6 +44,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 SERIES = 12  # longer numeric lists in summary.json are curves, not quotable figures
+FINDINGS = ROOT / "docs" / "findings.md"
 HEAD = "## What each reproduction found"
 
 _FIG = re.compile(
@@ -51,7 +54,7 @@ _ANY = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def findings(text: str) -> str:
-    """README's findings section (its heading to the next level-2 heading)."""
+    """The findings section of ``text`` (its heading to the next level-2 heading)."""
     start = text.index(HEAD)
     nxt = re.search(r"^## ", text[start + len(HEAD):], flags=re.M)
     return text[start:start + len(HEAD) + nxt.start()] if nxt else text[start:]
@@ -143,8 +146,8 @@ def missing(md: str, pools: dict[str, list[float]]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def readme_findings():
-    return findings((ROOT / "README.md").read_text())
+def findings_text():
+    return findings(FINDINGS.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -171,22 +174,29 @@ def test_appears_rounds_to_the_written_precision():
     assert not appears(23.2, 1, "", [-0.232456])  # ... but only where it is written as one
 
 
-# ---- the README -----------------------------------------------------------------------------
-def test_findings_section_has_figures_for_every_paper(readme_findings, pools):
-    per = {name: len(figures(body)) for name, body in sections(readme_findings).items()}
+# ---- docs/findings.md ------------------------------------------------------------------------
+def test_findings_section_has_figures_for_every_paper(findings_text, pools):
+    per = {name: len(figures(body)) for name, body in sections(findings_text).items()}
     assert set(pools) <= set(per) and all(per[p] > 0 for p in pools), per
 
 
-def test_negative_control_a_fabricated_figure_is_caught(readme_findings, pools):
+def test_negative_control_a_fabricated_figure_is_caught(findings_text, pools):
     # a figure no committed result of paper2 shows, put into paper2's findings
     fake = next(f"{v:.2f}×" for v in (9.87, 8.76, 7.65, 6.54, 5.43, 97.31)
                 if not appears(v, 2, "×", pools["paper2"]))
-    planted = readme_findings.replace(
+    planted = findings_text.replace(
         "### paper3", f"- **Fabricated**: Q = 3 measured {fake} faster.\n\n### paper3", 1)
     assert f"paper2: {fake}" in missing(planted, pools)
-    assert f"paper2: {fake}" not in missing(readme_findings, pools)
+    assert f"paper2: {fake}" not in missing(findings_text, pools)
 
 
-def test_every_readme_figure_appears_in_a_committed_result(readme_findings, pools):
-    bad = missing(readme_findings, pools)
-    assert not bad, f"{len(bad)} README findings figures in no committed result: {bad}"
+def test_every_findings_figure_appears_in_a_committed_result(findings_text, pools):
+    bad = missing(findings_text, pools)
+    assert not bad, f"{len(bad)} figures of docs/findings.md in no committed result: {bad}"
+
+
+def test_the_findings_live_in_docs_not_in_the_readme():
+    # README.md is the front page (the claims block, no findings): findings written back into it
+    # would escape the check above
+    assert HEAD in FINDINGS.read_text()
+    assert HEAD not in (ROOT / "README.md").read_text()
