@@ -96,3 +96,22 @@ def test_a_redone_run_is_the_single_pass_run_at_its_cap(tmp_path, monkeypatch, f
     md = (tmp_path / "p3" / "report.md").read_text()
     assert "10 × its configuration's median" in md and "slowest converged run took" in md
     assert not math.isnan(summary["meta"]["wall_s"])
+
+
+def test_the_report_lists_the_runs_the_cap_stopped_by_seed():
+    """A seed that fails everywhere is named once; one that fails in some configurations is
+    named with each and the epochs it reached (control: nothing failed, 'none')."""
+    import pandas as pd
+
+    from reproduce.paper3.text import capped_runs
+
+    def row(name, nodes, m, seed, ok, epochs):
+        return dict(name=name, nodes=nodes, local_epoch=m, seed=seed, study="main", converged=ok,
+                    epochs=epochs)
+
+    runs = pd.DataFrame([row("serial", 1, None, 1, True, 900.0), row("serial", 1, None, 2, False, 9000.0),
+                         row("pattern", 2, 128, 1, False, 4713.0), row("pattern", 2, 128, 2, False, 4713.0),
+                         row("pattern", 2, 32, 1, True, 100.0), row("pattern", 2, 32, 2, False, 20000.0)])
+    assert capped_runs(runs) == ("stopped by the cap: seed 1 at 2 nodes, local epoch 128 (4,713 epochs); "
+                                 "seed 2 in all 3 configurations")
+    assert capped_runs(runs.assign(converged=True)) == "stopped by the cap: none"

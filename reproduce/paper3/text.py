@@ -81,6 +81,26 @@ def cap_check(runs, setup) -> str:
             f"({where}), the most over every configuration")
 
 
+def capped_runs(runs) -> str:
+    """Which runs of the main study the cap stopped, by seed, and at how many epochs: a seed
+    that fails everywhere is a bad start; one that fails in a few configurations may be a
+    slow run the cap cut short (cap_check cannot see those: they did not converge)."""
+    g = runs[runs.study == "main"].drop_duplicates(["name", "nodes", "local_epoch", "seed"])
+    if g.empty:
+        return "no run"
+    n_conf = len(g.groupby(["name", "nodes", "local_epoch"], dropna=False))
+    parts = []
+    for seed, f in g[~g.converged].groupby("seed"):
+        if len(f) == n_conf:
+            parts.append(f"seed {seed} in all {n_conf} configurations")
+            continue
+        where = ", ".join(
+            ("serial" if r.name == "serial" else f"{r.nodes} nodes, local epoch {r.local_epoch:.0f}")
+            + f" ({r.epochs:,.0f} epochs)" for r in f.sort_values(["nodes", "local_epoch"]).itertuples())
+        parts.append(f"seed {seed} at {where}")
+    return "stopped by the cap: " + ("; ".join(parts) if parts else "none")
+
+
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
                     implied, here, pairs, manycore_records, manycore_profiles, over, claims_df) -> str:
     f = R.fmt
@@ -126,7 +146,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           f"| stopping rule | mean over nodes of each node's MSE over its last k·n/p patterns "
           f"(k = {setup.k:g}) < {setup.threshold}, then verified on the full set; serial: epoch MSE "
           f"< {setup.threshold} | §4.1 (threshold not stated) |",
-          f"| cap | {_cap_rule(setup)}; {cap_check(runs, setup)} | "
+          f"| cap | {_cap_rule(setup)}; {cap_check(runs, setup)}; {capped_runs(runs)} | "
           "§3: unsuccessful attempts are \"stopped after some maximum number of epochs\" (not given) |",
           f"| runs | {setup.runs} per configuration; medians (min–max) of the converged runs; from "
           "3 runs on, each row's note gives the 95 % percentile-bootstrap interval of the median "
