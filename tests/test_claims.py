@@ -58,10 +58,26 @@ def test_no_interval_is_inconclusive_and_rules_win():
 
 
 def test_choice_verdict():
+    """A choice is an equivalence test on the shortfall of the paper's option from our best:
+    reproduced when its whole interval lies below the tolerance (default 10 %), not reproduced
+    when wholly above, inconclusive when it straddles; candidates do not decide it."""
     c = C.Claim(id="c", quote="q", where="w", test="choice", quantity="best local epoch", reported=32)
-    assert C.verdict(c, C.Evidence(64, candidates=(64, 32), n=10)) == "reproduced"
-    assert C.verdict(c, C.Evidence(64, candidates=(64, 128), n=10)) == "not-reproduced"
-    assert C.verdict(c, C.Evidence(None, candidates=(), n=0)) == "inconclusive"
+    assert c.tolerance == C.CHOICE_TOLERANCE == 0.10 and c.tolerance_why
+    assert C.verdict(c, C.Evidence(0.03, -0.02, 0.08, n=10, best=64)) == "reproduced"
+    assert C.verdict(c, C.Evidence(0.0, 0.0, 0.0, n=10, best=32)) == "reproduced"  # the paper's is our best
+    assert C.verdict(c, C.Evidence(0.2, 0.12, 0.3, n=10, best=64)) == "not-reproduced"
+    # told apart from the best (interval above 0) but not by more than 10 % everywhere: inconclusive
+    assert C.verdict(c, C.Evidence(0.12, 0.05, 0.3, n=10, best=64, candidates=(64,))) == "inconclusive"
+    # not told apart (interval holds 0) but as wide as 40 %: inconclusive, not reproduced
+    assert C.verdict(c, C.Evidence(0.1, -0.05, 0.4, n=10, best=64, candidates=(64, 32))) == "inconclusive"
+    assert C.verdict(c, C.Evidence(None, n=0)) == "inconclusive"
+    assert C.verdict(c, C.Evidence(0.03, -0.02, 0.08, n=3, best=64)) == "inconclusive"  # fewer than 5 runs
+    wide = C.Claim(id="c", quote="q", where="w", test="choice", quantity="x", reported=32, tolerance=0.5,
+                   tolerance_why="why")
+    assert C.verdict(wide, C.Evidence(0.2, 0.12, 0.3, n=10, best=64)) == "reproduced"  # its own tolerance
+    row = C.judge("p", c, C.Evidence(0.12, 0.05, 0.3, n=10, best=64, candidates=(64,)))
+    assert row["best"] == 64 and row["more_runs"] is not None and "runs in all" in row["reason"]
+    assert C.ours_text(row) == "best 64; 32 short of it by 12 % [5 %, 30 %]"
 
 
 def test_claim_checks_its_own_fields():
@@ -249,27 +265,18 @@ def test_committed_claims_follow_from_their_own_numbers(name):
     assert set(df.claim) == set(declared), "claims.csv is not the package's CLAIMS (regenerate)"
     for _, r in df.iterrows():
         c = declared[r.claim]
-        ev = C.Evidence(r.ours, r.ours_low, r.ours_high, n=int(r.n), kind=r.kind,
-                        candidates=tuple(_cands(r.tolerance)))
-        if c.test == "choice":
-            assert r.verdict == C.verdict(c, ev) or r.verdict in ("by-construction", "not-comparable")
-        elif not c.rule:
+        ev = C.Evidence(r.ours, r.ours_low, r.ours_high, n=int(r.n), kind=r.kind)
+        if not c.rule:
             assert r.verdict == C.verdict(c, ev), r.claim
+        if c.test == "choice" and r.verdict not in ("by-construction", "not-comparable") and pd.notna(r.ours):
+            assert pd.notna(r.best), f"{name} {r.claim}: a choice names our best option"
         # judged (reproduced / not-reproduced) only on an interval from at least 5 runs; a choice's
-        # interval is the paper's option minus our best
+        # interval is the paper's option's shortfall from our best
         if r.verdict in ("reproduced", "not-reproduced"):
             assert int(r.n) >= C.MIN_N and pd.notna(r.ours_low) and pd.notna(r.ours_high), \
                 f"{name} {r.claim}: judged without an interval from {C.MIN_N} runs"
         if r.verdict == "inconclusive" and int(r.n) < C.MIN_N:
             assert f"fewer than {C.MIN_N}" in str(r.reason) or "not measured" in str(r.reason), r.claim
-
-
-def _cands(tol: str):
-    if not isinstance(tol, str) or ":" not in tol:
-        return ()
-    vals = [x.strip() for x in tol.split(":", 1)[1].split(",")]
-    return [int(v) if re.fullmatch(r"-?\d+", v) else (float(v) if re.fullmatch(r"[-\d.eE+]+", v) else v)
-            for v in vals]
 
 
 def test_committed_index_is_what_report_builds():
@@ -312,19 +319,24 @@ def test_fewer_than_five_runs_are_not_judged_and_a_formula_is_by_construction():
     assert row["verdict"] == "by-construction" and "deterministic" in row["reason"]
 
 
-def test_choice_gap_is_the_interval_indistinguishable_decides_on():
+def test_shortfall_holds_0_exactly_where_indistinguishable_keeps_the_option():
     rng = np.random.default_rng(2)
     opts = {17: {s: 10.0 + rng.normal(0, 0.2) for s in range(6)}}
     opts[18] = {s: v + 1.0 + rng.normal(0, 0.05) for s, v in opts[17].items()}  # 18 better on every seed
     opts[16] = {s: v + rng.normal(0, 0.5) for s, v in opts[17].items()}
     best, keep = C.indistinguishable(opts, label="g", lower_is_better=False)
     assert best == 18 and 17 not in keep
-    est, lo, hi = C.choice_gap(opts, 17, best, label="g")
-    assert hi < 0 and est == pytest.approx(float(np.mean([opts[17][s] - opts[18][s] for s in range(6)])))
-    for o in opts:  # told apart exactly when its gap excludes 0
-        _, l, h = C.choice_gap(opts, o, best, label="g")
+    est, lo, hi = C.shortfall(opts, 17, best, label="g", lower_is_better=False)
+    m17, m18 = (float(np.mean(list(opts[o].values()))) for o in (17, 18))
+    assert lo > 0 and est == pytest.approx((m18 - m17) / m18)  # higher is better: 17 falls short
+    for o in opts:  # told apart exactly when its shortfall interval excludes 0
+        _, l, h = C.shortfall(opts, o, best, label="g", lower_is_better=False)
         assert (o in keep) == (l <= 0 <= h)
-    assert C.choice_gap(opts, 99, best, label="g")[1] != C.choice_gap(opts, 99, best, label="g")[1]  # nan: not run
+    assert C.shortfall(opts, 18, best, label="g") == (0.0, 0.0, 0.0)
+    assert math.isnan(C.shortfall(opts, 99, best, label="g")[1])  # not run
+    # lower is better: the same numbers read as times make 18 the worse option, by (m18 − m17)/m17
+    lo_best, _ = C.indistinguishable(opts, label="g")
+    assert lo_best != 18 and C.shortfall(opts, 18, 17, label="g")[0] == pytest.approx((m18 - m17) / m17)
 
 
 def test_inconclusive_reason_says_what_is_missing():

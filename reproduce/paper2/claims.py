@@ -286,15 +286,15 @@ def _fig3(results, et: dict, *, setup, host: str) -> dict:
     txt = "; ".join(f"Q = {o} {v:.1f}" for o, v in means.items())
     if n >= 2:
         best, keep = C.indistinguishable(options, label=_label("fig3-bestQ"))
-        _, glo, ghi = C.choice_gap(options, BY_ID["fig3-bestQ"].reported, best, label=_label("fig3-bestQ"))
+        est, glo, ghi = C.shortfall(options, BY_ID["fig3-bestQ"].reported, best, label=_label("fig3-bestQ"))
         ev["fig3-bestQ"] = C.Evidence(
-            best, glo, ghi, n=n, kind="measured", host=host, candidates=keep,
+            est, glo, ghi, n=n, kind="measured", host=host, candidates=keep, best=best,
             reason=(f"validation loss at {tb:.3g} s (Fig. 3's budget), mean of {n} seeds: {txt} nats; "
                     f"lowest Q = {best}; not told apart from it: " + ", ".join(map(str, keep))))
     else:  # one seed: nothing can be told apart (every option would stay a candidate)
         best = min(means, key=means.get)
         ev["fig3-bestQ"] = C.Evidence(
-            best, n=n, kind="measured", host=host,
+            None, n=n, kind="measured", host=host, best=best,
             reason=(f"only one seed per option, fewer than {C.MIN_N}: nothing can be told apart; "
                     f"validation loss at {tb:.3g} s: {txt} nats"))
     # faster convergence at the beginning: Q = 3 over random batches at a tenth of the budget

@@ -429,22 +429,21 @@ def _choice_evidence(runs, P: int, *, setup, here_src, over, host_runs) -> C.Evi
         beside = f"{HOST} measured 32 faster than 256 in {k} of {len(host_runs)} invocations"
     if claim.reported not in opts:
         best = min(conv, key=lambda m: np.mean(list(conv[m].values()))) if any(conv.values()) else None
-        return C.Evidence(best, n=n, kind=kind, host=host, beside=beside,
+        return C.Evidence(None, n=n, kind=kind, host=host, beside=beside, best=best,
                           reason=_join(base, f"the paper's {claim.reported} was not run (options "
                                              f"{', '.join(map(str, opts))}): it cannot be judged"))
     if n < 2:
         best = min((m for m in conv if conv[m]), key=lambda m: np.mean(list(conv[m].values())), default=None)
-        return C.Evidence(best, n=n, kind=kind, host=host, beside=beside,
+        return C.Evidence(None, n=n, kind=kind, host=host, beside=beside, best=best,
                           reason=_join(base, "fewer than 2 converged runs of an option: options cannot be "
                                              "told apart"))
     best, cands = C.indistinguishable(conv, label=_label(cid))
-    _, glo, ghi = C.choice_gap(conv, claim.reported, best, label=_label(cid))
-    verdict_why = ("the paper's option is among those our interval cannot tell from our best"
-                   if claim.reported in cands else
+    est, glo, ghi = C.shortfall(conv, claim.reported, best, label=_label(cid))
+    verdict_why = ("the paper's option's difference to our best holds 0" if claim.reported in cands else
                    f"the paper's {claim.reported} is slower than our best {best} at the interval level "
                    "(paired by seed)")
-    return C.Evidence(best, glo, ghi, n=n, kind=kind, host=host, candidates=tuple(cands), beside=beside,
-                      reason=_join(base, verdict_why))
+    return C.Evidence(est, glo, ghi, n=n, kind=kind, host=host, candidates=tuple(cands), beside=beside,
+                      best=best, reason=_join(base, verdict_why))
 
 
 def _epoch_evidence(runs, *, setup) -> dict:
