@@ -471,7 +471,7 @@ def _choice(sp, fig: str, profile: str, choice: int, setup, runs, *, label: str,
         return C.Evidence(None, n=len(runs), kind="emulated", host=here, beside=beside, best=best,
                           reason=f"{pre}one run: no interval to tell options apart")
     best, cands = C.indistinguishable(prune(opts), label=label, lower_is_better=False)
-    est, glo, ghi = C.shortfall(opts, choice, best, label=label, lower_is_better=False)
+    est, glo, ghi = C.shortfall(opts, choice, label=label, lower_is_better=False)
     return C.Evidence(est, glo, ghi, n=len(runs), kind="emulated", host=here, candidates=cands, beside=beside,
                       best=best, method=f"{C.METHOD}; the shortfall of the paper's option from our best is "
                                         "a ratio of means paired by seed",

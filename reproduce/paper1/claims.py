@@ -403,7 +403,7 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
     if MODERATE_MAX in mod and len(mod) > 1:
         best, cands = C.indistinguishable(mod, label=_label("fig6-moderate"))
         n = min(len(v) for v in mod.values())
-        est, glo, ghi = C.shortfall(mod, MODERATE_MAX, best, label=_label("fig6-moderate"))
+        est, glo, ghi = C.shortfall(mod, MODERATE_MAX, label=_label("fig6-moderate"))
         ev["fig6-moderate"] = C.Evidence(
             est, glo, ghi, n=n, host=HERE, kind="measured", candidates=tuple(cands), best=best,
             method=C.METHOD + "; the shortfall of B = 200 from the best bunch is a ratio of mean errors "

@@ -286,7 +286,7 @@ def _fig3(results, et: dict, *, setup, host: str) -> dict:
     txt = "; ".join(f"Q = {o} {v:.1f}" for o, v in means.items())
     if n >= 2:
         best, keep = C.indistinguishable(options, label=_label("fig3-bestQ"))
-        est, glo, ghi = C.shortfall(options, BY_ID["fig3-bestQ"].reported, best, label=_label("fig3-bestQ"))
+        est, glo, ghi = C.shortfall(options, BY_ID["fig3-bestQ"].reported, label=_label("fig3-bestQ"))
         ev["fig3-bestQ"] = C.Evidence(
             est, glo, ghi, n=n, kind="measured", host=host, candidates=keep, best=best,
             reason=(f"validation loss at {tb:.3g} s (Fig. 3's budget), mean of {n} seeds: {txt} nats; "

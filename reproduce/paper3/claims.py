@@ -438,10 +438,8 @@ def _choice_evidence(runs, P: int, *, setup, here_src, over, host_runs) -> C.Evi
                           reason=_join(base, "fewer than 2 converged runs of an option: options cannot be "
                                              "told apart"))
     best, cands = C.indistinguishable(conv, label=_label(cid))
-    est, glo, ghi = C.shortfall(conv, claim.reported, best, label=_label(cid))
-    verdict_why = ("the paper's option's difference to our best holds 0" if claim.reported in cands else
-                   f"the paper's {claim.reported} is slower than our best {best} at the interval level "
-                   "(paired by seed)")
+    est, glo, ghi = C.shortfall(conv, claim.reported, label=_label(cid))
+    verdict_why = "difference to the best (paired by seed) holds 0 for: " + ", ".join(map(str, cands))
     return C.Evidence(est, glo, ghi, n=n, kind=kind, host=host, candidates=tuple(cands), beside=beside,
                       best=best, reason=_join(base, verdict_why))
 
