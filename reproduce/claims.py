@@ -410,7 +410,7 @@ def ours_text(r) -> str:
     """"est [low, high]" (or the estimate alone, or the candidates of a choice)."""
     lo, hi = r["ours_low"], r["ours_high"]
     if r["test"] == "choice":
-        pct = (lambda x: "–" if pd.isna(x) else f"{100 * float(x):.3g} %")
+        pct = (lambda x: "–" if pd.isna(x) else f"{100 * float(x) + 0.0:.3g} %")  # + 0.0: no "-0 %"
         short = (f"; {_num(r['reported'])} short of it by {pct(r['ours'])}"
                  + (f" [{pct(lo)}, {pct(hi)}]" if not (pd.isna(lo) or pd.isna(hi)) else "")
                  if not pd.isna(r["ours"]) else "")
