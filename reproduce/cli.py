@@ -100,6 +100,16 @@ def launch(environ=None) -> Launch | None:
     return None
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" outside an install."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("parallel-nn-repro")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not the usage block
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -111,6 +121,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m reproduce",
         description="Reproduce published experiments on parallel neural-network training.",
         epilog=f"targets: list, report, compare, matrix, calibrate, validate, all, {names}")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     ap.add_argument("target", help=f"list | report | compare | matrix | calibrate | validate | all | {names}")
     ap.add_argument("sides", nargs="*", metavar="OLD NEW",
                     help="compare only: two results folders or two commits")
@@ -459,7 +470,7 @@ def _check_applies(args, ap: argparse.ArgumentParser) -> None:
     """Every option given is one its target reads (:data:`USES`)."""
     uses = USES.get(args.target)
     for a in ap._actions:
-        if not a.option_strings or a.dest == "help":
+        if not a.option_strings or a.dest in ("help", "version"):
             continue
         if (a.dest in uses) if uses is not None else (a.dest not in NOT_A_PAPERS):
             continue

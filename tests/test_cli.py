@@ -77,6 +77,22 @@ def test_list_shows_every_paper():
     assert "Dahl" in p.stdout and "[implemented]" in p.stdout
 
 
+def test_version_is_the_installed_distributions(capsys, monkeypatch):
+    """`--version` prints the version pyproject.toml installed and exits 0 without a target;
+    control: outside an install it says so instead of guessing."""
+    from importlib import metadata
+
+    from reproduce import cli as C
+
+    assert C.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"python -m reproduce {metadata.version('parallel-nn-repro')}"
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(metadata, "version", missing)
+    assert C._version() == "unknown"
+
+
 def test_unimplemented_paper_is_a_usage_error(monkeypatch, capsys):
     """In process, with one paper's module taken away (every paper has one now)."""
     from reproduce import cli as C
