@@ -165,7 +165,7 @@ def extend(paper: Paper, run, results: list | None, execute_more) -> int:
         redo = run.comm.comm.bcast(redo, root=0)
     if not redo:
         return 0
-    more = execute_more(list(redo.values()), f"{paper.name}: runs past the first cap")
+    more = execute_more(list(redo.values()), f"{paper.name}: tasks redone in a second pass")
     if results is not None:
         for i, pair in zip(redo, more):
             results[i] = pair
