@@ -383,7 +383,8 @@ def main(argv=None) -> int:
         if t == "compare":
             return _compare(args)
         if t == "matrix":
-            return _matrix(args, _mpi_comm(args) if args.backend == "mpi" else None)
+            comm = _mpi_comm(args) if args.backend == "mpi" else None
+            return _released(_matrix(args, comm), comm)
         if t == "calibrate":
             from reproduce import calibrate
 
@@ -391,7 +392,8 @@ def main(argv=None) -> int:
                 calibrate.check_out(args)  # before the work, not after it (issue 33)
             except OSError as e:
                 raise UsageError(str(e)) from None
-            return calibrate.main(args, _mpi_comm(args) if args.backend == "mpi" else None)
+            comm = _mpi_comm(args) if args.backend == "mpi" else None
+            return _released(calibrate.main(args, comm), comm)
         args.profile = _profile(args.profile)
         if t == "validate":
             from reproduce import validate
@@ -426,7 +428,7 @@ def main(argv=None) -> int:
                     from reproduce.report import screen_lines
 
                     print("\n".join(screen_lines(out_root, [p for p in PAPERS if p["name"] in names])))
-        return 0
+        return _released(0, comm)
     except UsageError as e:
         _say(f"error: {e}", comm)
         return 2
@@ -449,6 +451,15 @@ def main(argv=None) -> int:
             sys.stderr.flush()
             comm.abort(1)
         return 1
+
+
+def _released(rc: int, comm) -> int:
+    """``rc``, once every MPI rank has finished: a rank done with its share waits for the
+    others in Python (engine.comm.mpi.MPIComm.wait_for_peers), where SIGTERM still gives
+    its line and 143, not in MPI_Finalize, where it gave none."""
+    if comm is not None and comm.size > 1:
+        comm.wait_for_peers()
+    return rc
 
 
 ONE_PROCESS = ("report", "compare", "validate")  # targets that never use MPI

@@ -2,7 +2,9 @@
 
 Every rank installs the SIGTERM handler, sets the stall timeout, writes its pid
 to ``DIR/rank<r>.pid`` and then runs allreduces until it is killed, stopped or
-aborted: the test injects the fault from outside. Not collected by pytest.
+aborted: the test injects the fault from outside. With ``--release``, rank 0 has
+finished instead (it waits for its peers, or sits in MPI_Finalize) while rank 1 stays
+busy. Not collected by pytest.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--stall", type=float, default=None, help="stall timeout, s (omit: disabled)")
     ap.add_argument("--grace", type=float, default=2.0)
+    ap.add_argument("--release", choices=("wait", "finalize"), default=None,
+                    help="rank 0 has finished its share: it waits for its peers (wait_for_peers) "
+                         "or goes straight to exit and MPI_Finalize; rank 1 stays busy")
     ns = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     import numpy as np
@@ -34,6 +39,15 @@ def main(argv=None) -> int:
     tmp = out / f"rank{comm.rank}.pid.tmp"
     tmp.write_text(str(os.getpid()))
     tmp.rename(out / f"rank{comm.rank}.pid")  # the test reads whole files only
+    if ns.release is not None:
+        import time
+
+        if comm.rank == 0:
+            if ns.release == "wait":
+                comm.wait_for_peers()
+            return 0  # "finalize": MPI_Finalize at exit, with rank 1 never arriving
+        while True:
+            time.sleep(0.1)
     x = np.ones(1000)
     while True:
         comm.allreduce(x)

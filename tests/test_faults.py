@@ -419,6 +419,37 @@ def test_mpi_rank_terminated_ends_the_job_with_143(tmp_path):
     wait_gone(ranks, 5)
 
 
+def test_mpi_released_rank_terminated_keeps_its_line(tmp_path):
+    """A rank that has finished its share and waits for its peers (MPIComm.wait_for_peers,
+    as `python -m reproduce` does under MPI) still ends the job with its line and 143."""
+    proc, ranks = launch_mpi(tmp_path, "--release", "wait")
+    time.sleep(0.5)  # rank 0 is inside wait_for_peers: rank 1 never joins the barrier
+    os.kill(ranks[0], signal.SIGTERM)
+    rc, err, dt = end_mpi(proc, ranks)
+    assert rc == 143, err
+    assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
+    assert "Traceback" not in err
+    wait_gone(ranks, 5)
+
+
+def test_mpi_released_rank_in_finalize_loses_its_line_control(tmp_path):
+    """Control: the same rank sitting in MPI_Finalize instead, where no Python code runs,
+    prints nothing on SIGTERM (the job is then ended by force here)."""
+    proc, ranks = launch_mpi(tmp_path, "--release", "finalize")
+    time.sleep(1.0)
+    assert alive(ranks[0])  # still there: held in MPI_Finalize by its busy peer
+    os.kill(ranks[0], signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        for p in ranks:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+        _, err = proc.communicate()
+    assert "terminated (SIGTERM): mpi fault test" not in err.splitlines()
+
+
 def test_mpi_rank_terminated_while_the_launcher_lags_keeps_its_line(tmp_path):
     """MPI_Abort and the stderr line reach the launcher on separate channels; with the
     rank's parent (mpich's proxy) stopped for 0.5 s across the SIGTERM, the line was

@@ -149,6 +149,16 @@ class MPIComm(Communicator):
         # Named by its rank in COMM_WORLD, which the launcher's output uses too.
         _watchdog.start(f"rank {world.Get_rank()} of {world.Get_size()}", world)
 
+    def wait_for_peers(self, poll_s: float = 0.05) -> None:
+        """A rank that has finished its share waits here for the others, in Python (a
+        non-blocking barrier tested every ``poll_s``), not in MPI_Finalize at exit: inside
+        finalize no Python code runs, so a SIGTERM found no handler, and the launcher
+        ended the job with no line. Here the handler runs: one line, exit 143. Not armed
+        for the stall watchdog: a peer may rightly take minutes (writing reports)."""
+        req = self.comm.Ibarrier()
+        while not req.Test():
+            time.sleep(poll_s)
+
     def split(self, n: int) -> "MPIComm | None":
         """Sub-communicator of ranks 0..n-1 (None on the others)."""
         color = 0 if self.rank < n else self._MPI.UNDEFINED
