@@ -1,7 +1,7 @@
 """Data containers: what a network's ``loss_and_grad`` takes, and what datasets build.
 
 The engine owns the containers; ``datasets/`` only generates workloads into them
-(DESIGN.md, "The way data flows"). Each network of :mod:`engine.nets` takes one
+(docs/engine.md). Each network of :mod:`engine.nets` takes one
 batch type:
 
 * :class:`Patterns` (X, T): independent patterns, the batch of the MLP

@@ -26,7 +26,7 @@ PROFILE_MAX_BYTES = 1 << 20  # a calibrated profile is a few kB; more is not a p
 
 @dataclass(frozen=True)
 class MachineProfile:
-    """A machine an emulated run is timed on (DESIGN.md, "Emulation").
+    """A machine an emulated run is timed on (docs/engine.md).
 
     Two kinds. An *α/β profile* (``coll`` empty) prices every collective with the
     textbook formulas below from one latency α and one bandwidth β, and leaves the

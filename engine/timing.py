@@ -28,7 +28,7 @@ class RoundLog:
 
 
 class WorkerClock:
-    """One worker's time accounts, kept by its communicator (DESIGN.md, "Strategies").
+    """One worker's time accounts, kept by its communicator (docs/engine.md).
 
     Compute is the time between collectives, communication the time inside them;
     a strategy only marks where its rounds end (:meth:`end_round`) and which work
@@ -115,7 +115,7 @@ class WorkerClock:
 
 @dataclass
 class RunRecord:
-    """What every strategy reports (DESIGN.md, "Strategies").
+    """What every strategy reports (docs/engine.md).
 
     ``compute_s`` and ``comm_s`` are (rounds, workers); ``bytes_sent`` is
     (rounds, workers). For an emulated run ``comm_s`` comes from the

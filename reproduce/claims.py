@@ -1,4 +1,4 @@
-"""A paper's claims as data, judged on intervals (DESIGN.md, "Claims").
+"""A paper's claims as data, judged on intervals (README.md, "How to read a verdict").
 
 A paper package declares its claims (:class:`Claim`): the paper's words with
 section, table or figure; the quantity that tests it; and its test, one of

@@ -1,4 +1,4 @@
-"""The one run loop every paper goes through (DESIGN.md, "The way data flows").
+"""The one run loop every paper goes through (docs/engine.md).
 
 A paper package describes itself with a :class:`Paper`: its setups, how to make
 its tasks, how to run one task, and which module writes its report.

@@ -1,4 +1,4 @@
-"""Comparison rows, report files and the cross-paper index (DESIGN.md, "Comparison rows").
+"""Comparison rows, report files and the cross-paper index (docs/engine.md).
 
 One long-format table serves every paper: ``results/<paper>/comparison.csv``
 with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within

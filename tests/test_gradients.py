@@ -1,4 +1,4 @@
-"""Central-difference gradient checks in float64 (DESIGN.md, "Tests").
+"""Central-difference gradient checks in float64 (docs/engine.md).
 
 The checker compares MLP.backward (through the "mse" loss) with a central
 difference of the summed loss.  A negative control shows that the same

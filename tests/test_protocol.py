@@ -278,7 +278,7 @@ def test_speech_corpus_is_a_frame_corpus_of_56_classes():
 
 
 def test_engine_imports_neither_datasets_nor_reproduce():
-    """DESIGN.md: layers reproduce → datasets → engine; nothing imports upward."""
+    """docs/engine.md: layers reproduce → datasets → engine; nothing imports upward."""
     engine = Path(__file__).resolve().parents[1] / "engine"
     bad = []
     for f in engine.rglob("*.py"):

@@ -1,4 +1,4 @@
-"""The communicator interface every backend implements (DESIGN.md, "Communicators").
+"""The communicator interface every backend implements (docs/engine.md).
 
 Every collective goes through this base class, which books its time on the
 worker's :class:`engine.timing.WorkerClock`: compute is the time between

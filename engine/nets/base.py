@@ -1,6 +1,6 @@
 """The network protocol: what every network of the engine offers a strategy.
 
-DESIGN.md, "Networks": a network owns no training logic. Its parameters are one
+docs/engine.md: a network owns no training logic. Its parameters are one
 flat float64 vector with named views, so a strategy can sum, send or average
 them without knowing the architecture; it offers a loss-and-gradient call over
 a batch, with the gradient buffer passed in, and a forward pass for evaluation.

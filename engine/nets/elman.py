@@ -15,7 +15,7 @@ The second hidden layer is fed by the first hidden layer only and is not fed
 back; the paper does not say how its NETtalk net wires the 2 second-layer
 units, so this is our choice.
 
-Parameters live in one flat float64 vector with named views (DESIGN.md). The
+Parameters live in one flat float64 vector with named views (docs/engine.md). The
 block W_ih, W_fh, b_h is contiguous and is also viewed as ``Wz`` of shape
 (|I|+|F|+1, |H|): row i < |I|+|F| holds w_ih, the last row holds b_h, exactly
 the paper's "last weight connected to each hidden unit as a bias" (§1, eq. 4).

@@ -3,7 +3,7 @@
 Layout of ``params`` (and of every gradient): for layer l = 1..L,
 ``W{l}`` of shape (n_{l-1}, n_l) row-major, then ``b{l}`` of shape (n_l,).
 A strategy can therefore sum, send or average parameters and gradients as one
-vector without knowing the architecture (DESIGN.md, "Networks").
+vector without knowing the architecture (docs/engine.md).
 
 The net holds its weights but no training state: ``forward`` returns the
 activations it needs for ``backward`` in a cache, and scratch buffers live in a

@@ -1,4 +1,4 @@
-"""The data-parallel family: every worker holds a replica of any network (DESIGN.md).
+"""The data-parallel family: every worker holds a replica of any network (docs/engine.md).
 
 One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
 

@@ -1,4 +1,4 @@
-"""The driver: the one place that knows the backends (DESIGN.md, "Strategies").
+"""The driver: the one place that knows the backends (docs/engine.md).
 
 A strategy is written once, as the code one worker runs:
 ``worker(comm, **kw) -> dict``. :func:`run` runs it unchanged on

@@ -1,4 +1,4 @@
-"""paper0's claims as data and the evidence that judges them (issue 30; DESIGN.md, "Claims").
+"""paper0's claims as data and the evidence that judges them (issue 30; README.md, "How to read a verdict").
 
 McCann & Kalman (1994): every claim of the abstract, §1 and §4 (Conclusion) and the main
 message of §2.1, §3.1 (Figs 2–3) and §3.2 (Figs 4–5), quoted verbatim from the plain-text

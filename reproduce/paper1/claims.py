@@ -1,5 +1,5 @@
 """paper1's claims as data (Färber 1997, *Quicknet on MultiSpert*), judged on intervals
-by :mod:`reproduce.claims` (DESIGN.md, "Claims").
+by :mod:`reproduce.claims` (README.md, "How to read a verdict").
 
 :data:`CLAIMS` quotes the abstract, §2.3, §2.4, §3.2, §3.3, §3.5 (Table 2, Fig. 6) and §4;
 :func:`evidence` measures each from the run's task results and comparison rows:

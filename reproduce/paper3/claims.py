@@ -1,4 +1,4 @@
-"""paper3's claims as data (issue 30; DESIGN.md, "Claims"), and the evidence each one is
+"""paper3's claims as data (issue 30; README.md, "How to read a verdict"), and the evidence each one is
 judged on (:func:`evidence`), from this run's training runs and from the PPT runs measured
 on a real 16-core host.
 
