@@ -143,7 +143,7 @@ def main(argv=None) -> int:
             patch(name, recorded(out / "summary.json"))
         o = origin(out / "summary.json")
         if args.note:
-            o = {**o, "note": " ".join(filter(None, (o.get("note"), args.note)))}
+            o = {**o, "note": "; ".join(filter(None, (o.get("note"), args.note)))}
         s = run_paper(paper, out=out, origin=o, workers=workers)
         m = s["meta"]
         print(f"{name}: {m['tasks_from_cache']} of {m['tasks']} tasks from the cache, "
