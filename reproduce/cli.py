@@ -168,6 +168,48 @@ def _list() -> int:
     return 0
 
 
+def paper_help(name: str, results: Path = Path("results")) -> str:
+    """`python -m reproduce paperN --help`: the paper, its grid (each setting at the default,
+    --quick and --full), what the committed default run took and what a run writes."""
+    from dataclasses import fields
+
+    from reproduce.papers import load
+
+    p, paper = BY_NAME[name], load(name)
+    d, q, f = (paper.setups[k] for k in ("default", "quick", "full"))
+
+    def cell(v):
+        return ", ".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v)
+
+    rows = [(x.name, cell(getattr(d, x.name)), cell(getattr(q, x.name)), cell(getattr(f, x.name)))
+            for x in fields(d)]
+    w = [max(len(r[i]) for r in rows + [("setting", "default", "--quick", "--full")]) for i in range(4)]
+    grid = ["  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(("setting", "default", "--quick", "--full")))]
+    grid += ["  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)) for r in rows]
+    took = "no committed default run here"
+    sj = results / name / "summary.json"
+    if sj.exists():
+        import json
+
+        meta = json.loads(sj.read_text())["meta"]
+        o = meta.get("origin") or meta
+        if "wall_s" in o:
+            took = (f"{o['wall_s'] / 60:.0f} min ({o['wall_s']:,.0f} s) on {o.get('cpu_count', '?')} cores, "
+                    f"{str(o.get('date_utc', '?'))[:10]}, seeds {meta.get('seeds', '?')} "
+                    f"({sj.as_posix()}); a --quick run's time is not recorded")
+    return "\n".join([
+        f"{name}: {p['authors']} {p['year']}, {p['title']}",
+        f"workload: {p['workload']}; strategies: {p['strategies']}", "",
+        f"usage: python -m reproduce {name} [--quick | --full] [--runs N] [--seed S] [--workers N] "
+        "[--out DIR] [...]", "",
+        "grid (reproduce/" + name + "/setup.py):", *grid, "",
+        "--quick shrinks: " + "; ".join(paper.quick_shrunk), "",
+        f"time: the committed default took {took}", "",
+        f"writes: results/{name}/ (--quick: results/quick/{name}/; --out DIR: DIR/{name}/): claims.csv, "
+        "comparison.csv, summary.json, report.md, plots, and the task cache .cache/ a rerun resumes from",
+        "every option: python -m reproduce --help"])
+
+
 def _report(out: Path | None, as_json: bool = False) -> int:
     """index.md from every paper's files under ``out`` (default results/). A folder that
     fails :func:`reproduce.report.check_paper` is a failure (exit 1) and index.md is left
@@ -360,6 +402,11 @@ def _mpi_comm(args):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first in BY_NAME and BY_NAME[first]["module"] and {"-h", "--help"} & set(argv):
+        print(paper_help(first))
+        return 0
     ap = parser()
     try:
         args = ap.parse_args(argv)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,6 +92,30 @@ def test_version_is_the_installed_distributions(capsys, monkeypatch):
         raise metadata.PackageNotFoundError(name)
     monkeypatch.setattr(metadata, "version", missing)
     assert C._version() == "unknown"
+
+
+def test_paper_help_gives_its_grid_time_and_outputs(capsys, tmp_path):
+    """`paperN --help`: the paper's settings at default, --quick and --full (from its setup
+    module), the committed default run's wall time (from its summary.json) and what it
+    writes; control: the general --help has none of it."""
+    import json
+
+    from reproduce import cli as C
+    from reproduce.paper3 import setup as S
+
+    assert C.main(["paper3", "--help"]) == 0
+    out = capsys.readouterr().out
+    row = next(re.split(r"\s{2,}", line.strip()) for line in out.splitlines()
+               if line.strip().startswith("local_epochs"))
+    assert row == ["local_epochs", *(", ".join(map(str, s.local_epochs)) for s in (S.DEFAULT, S.QUICK, S.FULL))]
+    meta = json.loads((ROOT / "results" / "paper3" / "summary.json").read_text())["meta"]
+    wall = (meta.get("origin") or meta)["wall_s"]
+    assert f"({wall:,.0f} s)" in out and "claims.csv" in out and "results/quick/paper3/" in out
+    # without a committed run, it says so instead of a time
+    assert "no committed default run here" in C.paper_help("paper3", results=tmp_path)
+    assert C.main(["--help"]) == 0  # control: the general help
+    general = capsys.readouterr().out
+    assert "local_epochs" not in general and "usage: python -m reproduce" in general
 
 
 def test_unimplemented_paper_is_a_usage_error(monkeypatch, capsys):
