@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.perfmodel import MachineProfile
@@ -203,3 +204,21 @@ def test_host_constants_are_the_hosts_file():
         r = rows[key]
         assert (float(r["ours"]), float(r["ours_low"]), float(r["ours_high"])) == pytest.approx(const, rel=1e-5)
         assert int(r["runs"]) == P0C.HOST_SEEDS
+
+
+def test_implied_loop_speedup_is_amdahl_solved_for_the_loop():
+    # 22 h → 8 h with the loop 80 % of the work: 0.8 / (8/22 − 0.2) = 4.889; a loop share of 1
+    # gives the whole speedup, 2.75
+    s = P0C.implied_loop_speedup(22 / 8, 0.8)
+    assert s == pytest.approx(0.8 / (8 / 22 - 0.2)) and P0C.amdahl(0.8, s) == pytest.approx(22 / 8)
+    assert P0C.implied_loop_speedup(22 / 8, 1.0) == pytest.approx(2.75)
+    # control: with the loop half the work, no loop speedup reaches 2.75 (the rest alone is 0.5 > 8/22)
+    assert math.isnan(P0C.implied_loop_speedup(22 / 8, 0.5))
+
+
+def test_committed_why_rows_are_the_formula_on_the_papers_figures():
+    df = pd.read_csv(ROOT / "results" / "paper0" / "comparison.csv")
+    w = df[(df.table == "why") & (df.quantity == "implied_loop_speedup")]
+    assert len(w) == 2 and set(w.kind) == {"modeled"}
+    got = {float(c.split("loop_share=")[1].split(";")[0]): float(o) for c, o in zip(w.condition, w.ours)}
+    assert got == pytest.approx({0.8: P0C.implied_loop_speedup(22 / 8, 0.8), 1.0: 2.75}, rel=1e-4)
