@@ -101,6 +101,85 @@ def capped_runs(runs) -> str:
     return "stopped by the cap: " + ("; ".join(parts) if parts else "none")
 
 
+def _ci(est, lo, hi) -> str:
+    s = f"{est:.3g}" if est == est else "–"
+    return s + (f" [{lo:.3g}, {hi:.3g}]" if lo == lo and hi == hi else "")
+
+
+def why_section(df, runs, *, here, setup, pairs=()) -> list[str]:
+    """"## Why" (the issue "The why behind every verdict"): the speed-up over serial batch
+    training = (serial passes ÷ PPT passes) × (time per pass, serial ÷ PPT), from the
+    comparison rows of table ``why`` (reproduce/paper3/report.py ``why_rows``). Shown: the
+    measured runs where they had free cores and the emulated ones on ``here``, at each node
+    count's best local epoch (table1 best_local_epoch) and at the paper's best on 8 nodes
+    (Table 1, §5: 32, the claims' local epoch), with their intervals; the sentences are
+    computed from those rows; ``pairs``: the emulator's validation pairs (the P measured here)."""
+    from reproduce.paper3.report import WHY, why_records
+
+    w = df[df.table == "why"]
+    if w.empty:
+        return []
+    m8 = TABLE1[-1][2]  # the paper's best local epoch on 8 nodes
+    best = {(c.get("nodes"), c.get("profile")): int(r.ours) for r in df[df.quantity == "best_local_epoch"].itertuples()
+            for c in [_cond(r.condition)]}
+    cells: dict = {}
+    for r in w.itertuples():
+        cells.setdefault(r.condition, {})[r.quantity] = r
+    shown = []
+    for cond, q in cells.items():
+        c = _cond(cond)
+        if c.get("oversubscribed") == "yes" or c.get("profile") not in (None, here.name):
+            continue
+        P, m = int(c["nodes"]), int(c["local_epoch"])
+        if m in (m8, best.get((c["nodes"], c.get("profile")))) and all(k in q for k in WHY):
+            shown.append((P, c.get("profile") is not None, m, cond, q))
+    if not shown:
+        return []
+    shown.sort()
+    n_pat = 2 ** setup.bits
+    L = ["## Why", "",
+         "Each speed-up over serial batch training taken apart, per seed paired with the serial run of "
+         "the same seed: speed-up = (serial passes ÷ PPT passes) × (time per pass, serial ÷ PPT). A pass "
+         f"is an epoch, {n_pat} pattern presentations (for PPT over all nodes). Geometric means over seeds "
+         "with 95 % bootstrap intervals, the same resamples for the three; runs that hit the cap are "
+         "left out. Every local epoch and timing source: `comparison.csv`, table `why`.", "",
+         "| nodes | timing | local epoch | speed-up | = fewer passes | × faster passes (ideal: nodes) | seeds |",
+         "|---|---|---|---|---|---|---|"]
+    for P, emu, m, cond, q in shown:
+        src = f"emulated ({here.name})" if emu else "measured"
+        left = why_records(runs, P, m, src)[1]
+        tag = " (best)" if m == best.get((str(P), here.name if emu else None)) else ""
+        L.append(f"| {P} | {src} | {m}{tag} | " + " | ".join(
+            _ci(q[k].ours, q[k].ours_low, q[k].ours_high) for k in ("speedup", "passes_ratio", "time_per_pass_ratio"))
+                 + f" | {q['speedup'].runs}" + (f" ({left} capped)" if left else "") + " |")
+    # which factor dominates: the larger of the two, row by row
+    fin = [(P, emu, m, q) for P, emu, m, _, q in shown if all(np.isfinite(q[k].ours) for k in WHY)]
+    if fin:
+        n = sum(q["passes_ratio"].ours >= q["time_per_pass_ratio"].ours for *_, q in fin)
+        P, emu, m, q = max(fin, key=lambda x: (x[0], x[2] == m8, x[1]))
+        a, b, sp = (q[k].ours for k in ("passes_ratio", "time_per_pass_ratio", "speedup"))
+        slow = [f"{P_} nodes, local epoch {m_} ({'emulated' if e_ else 'measured'}) "
+                f"{q_['time_per_pass_ratio'].ours:.2g}×" for P_, e_, m_, q_ in fin
+                if q_["time_per_pass_ratio"].ours_high < 1]
+        s = (f"The passes factor is the larger of the two in {n} of these {len(fin)} rows: most of the "
+             f"speed-up comes from {'needing fewer passes' if 2 * n >= len(fin) else 'faster passes'}. "
+             f"At {P} nodes, local epoch {m} ({'emulated' if emu else 'measured'}), {a:.3g}× fewer passes "
+             f"× {b:.3g}× faster passes = {sp:.3g}×: a pass runs at {b / P:.0%} of the ideal {P}×"
+             + (f"; a PPT pass is slower than a serial one (the whole interval below 1) at "
+                f"{', '.join(slow)}." if slow else "."))
+        if setup.combine == "sum":
+            s += (f" Fewer passes: each PPT round adds the P nodes' updates (`combine=sum`, §4.1), each a "
+                  f"batch step over its m patterns, and a pass holds {n_pat}/(P·m) rounds, so a pass makes "
+                  f"{n_pat}/m batch-sized steps against the serial run's one ({n_pat / m8:g} at local epoch "
+                  f"{m8}, whatever P; finding 2 below).")
+        p_max = max((x["P"] for x in pairs), default=1)
+        if any(e_ and P_ > p_max for P_, e_, _, _ in fin):
+            s += (f" Emulated rows beyond P = {p_max} are extrapolated on profile `{here.name}` (see the "
+                  "headline), their time per pass most of all.")
+        L += ["", s]
+    return L + [""]
+
+
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
                     implied, here, pairs, manycore_records, manycore_profiles, over, claims_df) -> str:
     f = R.fmt
@@ -129,6 +208,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
           f"(exact match for the best local epoch).", ""]
     L += R.origin_line(meta)
     L += R.jobs_line(meta)
+    L += why_section(df, runs, here=here, setup=setup, pairs=pairs)  # the first section after the claims
     L += ["## Setup", "",
           "| item | ours | paper |", "|---|---|---|",
           f"| problem | {setup.bits}-bit parity, all {2**setup.bits} patterns | §5, same |",

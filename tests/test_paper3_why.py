@@ -1,0 +1,132 @@
+"""paper3's `why` rows (the issue "The why behind every verdict": split every training speed-up
+into (serial passes ÷ parallel passes) × (time per pass, serial ÷ parallel), with intervals,
+per P): a worked example on a small synthetic runs frame against a hand calculation, the
+product per seed, negative controls (the passes moved while the speed-up stays, the serial
+run put on a profile's machine), capped runs left out, and the report's "## Why" section."""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reproduce import report as R
+from reproduce.paper3 import claims as P3
+from reproduce.paper3.report import WHY, why_records, why_rows
+from reproduce.paper3.setup import DEFAULT
+from reproduce.paper3.text import why_section
+from test_paper3_claims import HERE, SEEDS, runs_frame  # tests/ is on sys.path under pytest
+
+# By hand, per seed 1..6: the serial run takes 2.0 s (test_paper3_claims.runs_frame) over
+# E_SERIAL epochs; the 8-node PPT run at local epoch 32 takes T_PPT s over E_PPT epochs.
+E_SERIAL = [1000.0, 1200.0, 800.0, 1000.0, 1100.0, 900.0]
+E_PPT = [200.0, 300.0, 100.0, 250.0, 220.0, 150.0]
+T_PPT = [0.5, 0.4, 0.25, 0.5, 0.44, 0.3]
+COND = "nodes=8;local_epoch=32;profile=here"
+
+
+def frame(e_ppt=E_PPT, t_ppt=T_PPT, e_serial=E_SERIAL, capped=()):
+    return runs_frame(serial_epochs=e_serial, ppt_epochs={32: list(e_ppt)}, times={32: list(t_ppt)},
+                      capped=capped)
+
+
+def by_hand(e_ppt=E_PPT, t_ppt=T_PPT, e_serial=E_SERIAL, t_serial=2.0):
+    """{seed: (passes, time per pass, speed-up)} straight from the definitions."""
+    return {s: (es / ep, (t_serial / es) / (tp / ep), t_serial / tp)
+            for s, es, ep, tp in zip(SEEDS, e_serial, e_ppt, t_ppt)}
+
+
+def gmean(v):
+    return float(np.exp(np.mean(np.log(v))))
+
+
+def why(runs) -> pd.DataFrame:
+    return R.frame(why_rows(runs)).set_index("quantity")
+
+
+def test_per_seed_factors_equal_the_hand_values_and_multiply_to_the_speedup():
+    recs, left = why_records(frame(), 8, 32, HERE)
+    assert left == 0 and sorted(recs) == list(SEEDS)
+    hand = by_hand()
+    for s in SEEDS:
+        assert recs[s] == pytest.approx(hand[s], rel=1e-12)
+        passes, per_pass, speedup = recs[s]
+        assert passes * per_pass == pytest.approx(speedup, rel=1e-12)  # the decomposition, per seed
+    # seed 1 spelled out: 1000/200 = 5 fewer passes; a serial pass 2 ms, a PPT pass 2.5 ms: 0.8×; 2/0.5 = 4×
+    assert recs[1] == pytest.approx((5.0, 0.8, 4.0), rel=1e-12)
+
+
+def test_rows_are_geometric_means_with_intervals_and_no_paper_value():
+    d = why(frame())
+    assert list(d.index) == list(WHY) and (d.condition == COND).all() and (d.table == "why").all()
+    assert (d.verdict == "no-paper-value").all() and d.reported.isna().all()
+    assert (d.kind == "emulated").all() and (d.runs == 6).all() and (d.unit == "x").all()
+    hand = np.array(list(by_hand().values()))
+    for k, q in enumerate(WHY):
+        assert d.loc[q, "ours"] == pytest.approx(gmean(hand[:, k]), rel=1e-12)
+        assert d.loc[q, "ours_low"] <= d.loc[q, "ours"] <= d.loc[q, "ours_high"]
+        assert hand[:, k].min() <= d.loc[q, "ours_low"] and d.loc[q, "ours_high"] <= hand[:, k].max()
+    assert d.loc["passes_ratio", "ours"] * d.loc["time_per_pass_ratio", "ours"] == pytest.approx(
+        d.loc["speedup", "ours"], rel=1e-12)
+    # the same speed-up as the claims' paired estimate (reproduce/paper3/claims.py)
+    assert d.loc["speedup", "ours"] == pytest.approx(P3.paired_speedup(frame(), 8, 32, HERE, label="x")[0], rel=1e-12)
+    assert "a pass is an epoch" in d.loc["passes_ratio", "note"]
+
+
+def test_negative_control_passes_move_while_the_speedup_stays():
+    # the parallel epochs swapped between seeds, the times kept: every seed's speed-up is the
+    # same, but its passes factor (and so its time per pass) moves as the hand values say
+    swapped = E_PPT[::-1]
+    a, b = why_records(frame(), 8, 32, HERE)[0], why_records(frame(e_ppt=swapped), 8, 32, HERE)[0]
+    hand = by_hand(e_ppt=swapped)
+    for s in SEEDS:
+        assert b[s] == pytest.approx(hand[s], rel=1e-12) and b[s][2] == pytest.approx(a[s][2], rel=1e-12)
+    assert any(b[s][0] != pytest.approx(a[s][0]) for s in SEEDS)
+    # seed 1's PPT run took 4× the epochs in the same time: its passes factor ÷ 4, its time per
+    # pass × 4; over the 6 seeds the geometric means move by 4^(1/6), the speed-up not at all
+    more = list(E_PPT)
+    more[0] *= 4
+    r0, r1 = why(frame()), why(frame(e_ppt=more))
+    assert r1.loc["passes_ratio", "ours"] == pytest.approx(r0.loc["passes_ratio", "ours"] / 4 ** (1 / 6), rel=1e-12)
+    assert r1.loc["time_per_pass_ratio", "ours"] == pytest.approx(
+        r0.loc["time_per_pass_ratio", "ours"] * 4 ** (1 / 6), rel=1e-12)
+    assert r1.loc["speedup", "ours"] == pytest.approx(r0.loc["speedup", "ours"], rel=1e-12)
+    assert r1.loc["passes_ratio", "ours"] * r1.loc["time_per_pass_ratio", "ours"] == pytest.approx(
+        r1.loc["speedup", "ours"], rel=1e-12)
+
+
+def test_serial_run_put_on_the_profiles_machine():
+    runs = frame()
+    runs.loc[runs.source == HERE, "serial_scale"] = 1.5  # the profile's compute ratio
+    a, b = why(frame()), why(runs)
+    assert b.loc["passes_ratio", "ours"] == pytest.approx(a.loc["passes_ratio", "ours"], rel=1e-12)
+    for q in ("time_per_pass_ratio", "speedup"):
+        assert b.loc[q, "ours"] == pytest.approx(1.5 * a.loc[q, "ours"], rel=1e-12)
+    assert "compute ratio 1.5" in b.loc["speedup", "note"]
+
+
+def test_capped_runs_are_left_out_and_counted():
+    # seed 6's PPT run and seed 3's serial run hit the cap: seeds 1, 2, 4, 5 remain
+    runs = frame(capped={("pattern", 32, 6), ("serial", None, 3)})
+    recs, left = why_records(runs, 8, 32, HERE)
+    assert sorted(recs) == [1, 2, 4, 5] and left == 2
+    d = why(runs)
+    assert (d.runs == 4).all() and d.note.str.contains("2 seeds left out").all()
+    hand = by_hand()
+    assert d.loc["speedup", "ours"] == pytest.approx(gmean([hand[s][2] for s in (1, 2, 4, 5)]), rel=1e-12)
+    # every run capped: no pair, no estimate
+    none = why(frame(capped={("pattern", 32, s) for s in SEEDS}))
+    assert (none.runs == 0).all() and none.ours.isna().all()
+
+
+def test_report_section_says_which_factor_dominates():
+    here = SimpleNamespace(name="here")
+    md = "\n".join(why_section(R.frame(why_rows(frame())), frame(), here=here, setup=DEFAULT))
+    assert md.startswith("## Why") and "| 8 | emulated (here) | 32 |" in md
+    d = why(frame())
+    assert f"{d.loc['passes_ratio', 'ours']:.3g}× fewer passes" in md
+    assert "most of the speed-up comes from needing fewer passes" in md  # about 5.2 against 1.0
+    # control: as many PPT epochs as serial ones, the same times → the passes factor is 1
+    same = frame(e_ppt=E_SERIAL)
+    md = "\n".join(why_section(R.frame(why_rows(same)), same, here=here, setup=DEFAULT))
+    assert "most of the speed-up comes from faster passes" in md
+    assert why_section(R.frame([]), frame(), here=here, setup=DEFAULT) == []
