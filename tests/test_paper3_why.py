@@ -11,7 +11,7 @@ import pytest
 
 from reproduce import report as R
 from reproduce.paper3 import claims as P3
-from reproduce.paper3.report import WHY, why_records, why_rows
+from reproduce.paper3.why import WHY, why_records, why_rows
 from reproduce.paper3.setup import DEFAULT
 from reproduce.paper3.text import why_section
 from test_paper3_claims import HERE, SEEDS, runs_frame  # tests/ is on sys.path under pytest

@@ -11,6 +11,7 @@ from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce.paper3 import claims as P3
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
+from reproduce.paper3.why import why_rows
 from reproduce.store import atomic_write
 
 TOL = R.DEFAULT_TOLERANCE
@@ -221,96 +222,6 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
                          "epochs", se, kind=kind,
                          note=f"{what}; {_succ(se)}" + _failed_at(g)))
     return rows, best
-
-
-# ---- the why behind each speed-up: fewer passes × faster passes ------------------------------
-# The issue "The why behind every verdict": split every training speed-up into (serial passes ÷
-# parallel passes) × (time per pass, serial ÷ parallel), with intervals, per P. A pass is an
-# epoch, n pattern presentations (the training set, §3): the serial run's batch epoch, and for
-# PPT the presentations over all nodes / n (engine/strategies/pattern.py: epochs = rounds · P ·
-# m / n), so a round of P nodes at local epoch m is P·m/n of a pass (one at 8 nodes, m = 32).
-WHY = ("passes_ratio", "time_per_pass_ratio", "speedup")
-WHY_PASS = ("a pass is an epoch, n pattern presentations (the whole training set): for PPT "
-            "those over all nodes, so a round is P·m/n of one (engine/strategies/pattern.py)")
-
-
-def paired_runs(runs: pd.DataFrame, P: int, m: int, source: str) -> tuple[dict, int]:
-    """({seed: (c·T_serial, E_serial, T_PPT, E_PPT)}, seeds left out): the main study's PPT
-    runs at (P, m) timed by ``source``, each beside the serial run of its seed
-    (reproduce/paper3/tasks.py: serial and PPT run i share seed + i); T time, E epochs, c the
-    source's ``serial_scale`` (the serial run put on the source's machine, as
-    :func:`reproduce.paper3.claims.paired_speedup` does). A seed whose serial or PPT run hit
-    the cap is left out (as the paper leaves out unsuccessful runs) and counted."""
-    es, ts = P3.serial_by_seed(runs, "epochs"), P3.serial_by_seed(runs, "time_s")
-    ep = P3.pattern_by_seed(runs, P, m, source=source, col="epochs")
-    tp = P3.pattern_by_seed(runs, P, m, source=source, col="time_s")
-    sc = runs[runs.source == source].serial_scale
-    c = float(sc.iloc[0]) if len(sc) else 1.0
-    both = sorted(set(ep) & set(es))
-    ok = {s: (c * ts[s], es[s], tp[s], ep[s]) for s in both
-          if all(math.isfinite(x) and x > 0 for x in (es[s], ts[s], ep[s], tp[s]))}
-    return ok, len(both) - len(ok)
-
-
-def why_records(runs: pd.DataFrame, P: int, m: int, source: str) -> tuple[dict, int]:
-    """({seed: (passes_ratio, time_per_pass_ratio, speedup)}, seeds left out) of
-    :func:`paired_runs`: passes_ratio = E_serial / E_PPT, time_per_pass_ratio =
-    (c·T_serial / E_serial) / (T_PPT / E_PPT), speedup = c·T_serial / T_PPT, their product."""
-    pairs, left = paired_runs(runs, P, m, source)
-    return _ratios(pairs), left
-
-
-def _ratios(pairs: dict) -> dict:
-    return {s: (es / ep, (ts / es) / (tp / ep), ts / tp) for s, (ts, es, tp, ep) in pairs.items()}
-
-
-def why_intervals(recs: dict, *, label: str) -> dict:
-    """{quantity of :data:`WHY`: (geometric mean over seeds, low, high)}, the 95 % percentile
-    bootstrap over seeds (:func:`reproduce.claims.over_seeds`). The records are per-seed
-    tuples and all three draw from the same ``label``, so every resample takes the same
-    seeds for the three: in each, gmean(passes) · gmean(time per pass) = gmean(speed-up)."""
-    recs = [recs[s] for s in sorted(recs)]
-    return {q: claims.over_seeds(recs, lambda r, k=k: claims.gmean([x[k] for x in r]), label=label)
-            for k, q in enumerate(WHY)}
-
-
-def why_rows(runs: pd.DataFrame, *, over=None) -> list[dict]:
-    """The ``why`` table: for every node count P, local epoch m and timing source with PPT
-    runs, the speed-up over serial batch training and its two factors (:func:`why_records`),
-    geometric means over the paired seeds with 95 % bootstrap intervals. No paper value: the
-    paper gives no serial epoch count (§5 only says PPT needs "fewer total epochs")."""
-    over = over or (lambda P: False)
-    main = runs[(runs.study == "main") & (runs.name == "pattern")]
-    rows = []
-    for (P, src), g in main.groupby(["nodes", "source"], sort=True):
-        kind, prof, sc = g.kind.iloc[0], g.profile.iloc[0] or None, float(g.serial_scale.iloc[0])
-        scaled = f" × the profile's compute ratio {sc:.3g}" if sc != 1.0 else ""
-        for m in sorted(int(x) for x in g.local_epoch.dropna().unique()):
-            pairs, left = paired_runs(runs, int(P), m, src)
-            recs = _ratios(pairs)
-            cond = R.condition(nodes=int(P), local_epoch=m, profile=prof,
-                               oversubscribed="yes" if kind == "measured" and over(int(P)) else None)
-            iv = why_intervals(recs, label=f"{NAME} why {cond}")
-            how = (f"geometric mean over {len(recs)} seeds paired by seed, 95 % percentile bootstrap over "
-                   "seeds (the same resamples for the three why rows)"
-                   + (f"; {left} seed{'s' * (left != 1)} left out (a run hit the cap)" if left else ""))
-            per_pass = ""
-            if pairs:
-                t1 = np.median([ts / es for ts, es, _, _ in pairs.values()])
-                t_ppt = np.median([tp / ep for _, _, tp, ep in pairs.values()])
-                per_pass = (f"; median time per pass: serial {t1 * 1e6:,.0f} µs"
-                            + (" (on the profile's machine)" if scaled else "") + f", PPT {t_ppt * 1e6:,.0f} µs")
-            notes = {
-                "passes_ratio": f"serial epochs / PPT epochs; {WHY_PASS}; {how}",
-                "time_per_pass_ratio": (f"(serial time / serial epochs) / (PPT time / PPT epochs): {P} if each "
-                                        "node's compute scaled with its patterns and communication were free"
-                                        f"{per_pass}; {how}"),
-                "speedup": f"serial time{scaled} / PPT time = passes_ratio × time_per_pass_ratio per seed; {how}"}
-            for q in WHY:
-                est, lo, hi = iv[q]
-                rows.append(R.row(NAME, "why", q, cond, "x", ours=est, low=lo, high=hi, kind=kind,
-                                  runs=len(recs), note=notes[q]))
-    return rows
 
 
 def plots(out, runs: pd.DataFrame, best: dict, *, quick: bool = False) -> list[str]:

@@ -11,6 +11,7 @@ from reproduce import claims as C
 from reproduce import manycore
 from reproduce import report as R
 from reproduce.paper3.setup import SPEEDUP_8, TABLE1
+from reproduce.paper3.why import WHY, why_records
 from reproduce.spread import format_spread
 
 
@@ -114,8 +115,6 @@ def why_section(df, runs, *, here, setup, pairs=()) -> list[str]:
     count's best local epoch (table1 best_local_epoch) and at the paper's best on 8 nodes
     (Table 1, §5: 32, the claims' local epoch), with their intervals; the sentences are
     computed from those rows; ``pairs``: the emulator's validation pairs (the P measured here)."""
-    from reproduce.paper3.report import WHY, why_records
-
     w = df[df.table == "why"]
     if w.empty:
         return []
