@@ -148,17 +148,26 @@ def makespan(lengths, assignment, n_workers: int) -> float:
 # megabatches) and the unbucketed random split, each with its padding waste.
 
 
-def _histogram(lengths) -> tuple[np.ndarray, np.ndarray]:
+def _lengths(lengths, *, allow_empty: bool = False) -> np.ndarray:
+    """Sequence lengths checked once: a 1-d sequence of whole numbers >= 1 (whole-number
+    floats are taken as integers), as int64. A fractional length used to be cut down by
+    ``int()`` where no bucket bounds were computed, padding a sequence below its length."""
     l = np.asarray(lengths)
-    if l.ndim != 1 or l.size == 0:
+    if l.ndim != 1 or (l.size == 0 and not allow_empty):
         raise ValueError("lengths must be a non-empty 1-d sequence")
+    if l.size == 0:
+        return l.astype(np.int64)
     if not np.issubdtype(l.dtype, np.integer):
-        if not np.all(l == np.round(l)):
+        if not np.issubdtype(l.dtype, np.number) or not np.all(l == np.round(l)):
             raise ValueError("lengths must be integers")
         l = l.astype(np.int64)
     if l.min() < 1:
         raise ValueError(f"lengths must be >= 1, got {l.min()}")
-    return np.unique(l, return_counts=True)  # distinct lengths (m,), their counts f (m,)
+    return l
+
+
+def _histogram(lengths) -> tuple[np.ndarray, np.ndarray]:
+    return np.unique(_lengths(lengths), return_counts=True)  # distinct lengths (m,), their counts f (m,)
 
 
 def bucket_cost(lengths, bounds) -> int:
@@ -261,7 +270,7 @@ def epoch_batches(lengths, batch_size: int, rng: np.random.Generator, *, method:
     bound (the paper's "Q models", one per bucket length, §III.B step 2) or
     ``"batch"`` to the batch's own longest sequence.
     """
-    l = np.asarray(lengths)
+    l = _lengths(lengths, allow_empty=True)
     n = l.size
     k = int(batch_size)
     if k < 1:

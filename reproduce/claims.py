@@ -403,7 +403,7 @@ def _num(x) -> str:
     if x.is_integer() and abs(x) < 1e7:
         return f"{int(x):,}"
     ax = abs(x)
-    return f"{x:.3g}" if ax < 1000 else f"{x:,.0f}"
+    return f"{x:.3g}" if ax < 999.5 else f"{x:,.0f}"  # 999.5 would round to "1e+03" at 3 digits
 
 
 def ours_text(r) -> str:
