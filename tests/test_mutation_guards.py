@@ -82,13 +82,8 @@ def test_fmt_worked_examples(x, digits, want):
 # fails the worked examples above
 def test_fmt_table_catches_e_notation_variant():
     def e_notation(x, digits=3):  # the surviving mutant: mid-size numbers via .g
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "–"
-        if isinstance(x, str):
-            return x
-        if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e7):
-            return f"{int(x):,}"
-        return f"{x:.{digits}g}"
+        mid = isinstance(x, float) and not math.isnan(x) and not x.is_integer() and 1e3 <= abs(x) < 1e4
+        return f"{x:.{digits}g}" if mid else R.fmt(x, digits)
 
     assert e_notation(1234.5) == "1.23e+03"
     assert [c for c in FMT_CASES if e_notation(c[0], c[1]) != c[2]], "table must catch it"
