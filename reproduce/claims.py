@@ -283,9 +283,9 @@ def verdict(claim: Claim, ev: Evidence) -> str:
 
 
 def interval_verdict(claim: Claim, ev: Evidence) -> str:
-    """What the interval (or a choice's candidates) alone says, before :func:`verdict`'s rules
-    on formulas and on fewer than :data:`MIN_N` runs: reproduced, not-reproduced or
-    inconclusive. The reason of a claim those rules decide quotes it."""
+    """What the interval alone says (a choice's: its shortfall against the tolerance), before
+    :func:`verdict`'s rules on formulas and on fewer than :data:`MIN_N` runs: reproduced,
+    not-reproduced or inconclusive. The reason of a claim those rules decide quotes it."""
     lo, hi = ev.low, ev.high
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "inconclusive"
