@@ -147,7 +147,7 @@ def why_section(df, runs, *, here, setup, pairs=()) -> list[str]:
     for P, emu, m, cond, q in shown:
         src = f"emulated ({here.name})" if emu else "measured"
         left = why_records(runs, P, m, src)[1]
-        tag = " (best)" if m == best.get((str(P), here.name if emu else None)) else ""
+        tag = " (best by median)" if m == best.get((str(P), here.name if emu else None)) else ""
         L.append(f"| {P} | {src} | {m}{tag} | " + " | ".join(
             _ci(q[k].ours, q[k].ours_low, q[k].ours_high) for k in ("speedup", "passes_ratio", "time_per_pass_ratio"))
                  + f" | {q['speedup'].runs}" + (f" ({left} capped)" if left else "") + " |")
