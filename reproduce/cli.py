@@ -600,4 +600,25 @@ def _say(msg: str, comm) -> None:
         la = launch()
         first = la is None or la.rank in (None, 0)
     if first or os.environ.get("REPRODUCE_ALL_RANKS_SAY"):
+        _one_line(msg)
+
+
+def _one_line(msg: str) -> None:
+    """The process's last line, kept one line under signals: SIGINT is ignored while it
+    prints (a Ctrl-C there raised a traceback), and a SIGTERM then waits for the line and
+    ends the process with 143 and no line of its own (engine.comm.base.last_line). SIGINT's
+    handler is restored after, for callers in-process."""
+    import signal
+    import threading
+
+    from engine.comm.base import last_line
+
+    if threading.current_thread() is not threading.main_thread():
         print(msg, file=sys.stderr)
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with last_line():
+            print(msg, file=sys.stderr, flush=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -296,6 +296,55 @@ def test_a_second_ctrl_c_during_the_line_is_ignored(monkeypatch, capsys):
         "interrupted; finished runs are cached and a rerun resumes from them"]
 
 
+_SIGNAL_MID_LINE = """
+import os, signal, sys
+from engine.comm.base import install_termination_handler
+from reproduce import cli
+
+install_termination_handler("terminated (SIGTERM)")
+sig, how = getattr(signal, sys.argv[1]), sys.argv[2]
+
+class Stderr:  # the signal arrives while the line is being written
+    def __init__(self, f):
+        self.f, self.sent = f, False
+    def write(self, s):
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), sig)
+        return self.f.write(s)
+    def flush(self):
+        self.f.flush()
+
+sys.stderr = Stderr(sys.stderr)
+if how == "one_line":
+    cli._one_line("error: the one line")
+else:  # control: a plain print, as the error path printed before
+    print("error: the one line", file=sys.stderr, flush=True)
+for _ in range(100):  # give a signal delivered late its chance to act
+    pass
+sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("sig,rc", [("SIGTERM", 143), ("SIGINT", 2)])
+def test_a_signal_while_the_error_line_prints_keeps_one_line(tmp_path, sig, rc):
+    """Issue 33 item 5: the one-line error path under SIGTERM and SIGINT. SIGTERM arriving
+    mid-line still ends the process with 143, after the line and without one of its own;
+    SIGINT is ignored. Control: a plain print loses the line to SIGTERM's, or gets a
+    traceback (SIGINT)."""
+    script = tmp_path / "mid_line.py"
+    script.write_text(_SIGNAL_MID_LINE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, str(script), sig, "one_line"], capture_output=True, text=True,
+                       env=env, timeout=60, cwd=ROOT)
+    assert p.returncode == rc, p.stderr
+    assert p.stderr.strip().splitlines() == ["error: the one line"]
+    c = subprocess.run([sys.executable, str(script), sig, "print"], capture_output=True, text=True,
+                       env=env, timeout=60, cwd=ROOT)
+    # control: the error line is lost to the SIGTERM's own (or followed by it), or a traceback follows
+    assert c.stderr.strip().splitlines() != ["error: the one line"], c.stderr
+
+
 @pytest.mark.parametrize("limit,text", [(0, "error: cannot start: FileNotFoundError"),
                                         (4096, "File too large (a file-size limit: ulimit -f)")])
 def test_a_file_size_limit_gives_one_line(tmp_path, limit, text):

@@ -15,6 +15,7 @@ with one line, exit 143 and no worker left behind.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import pickle
@@ -77,6 +78,21 @@ _term = {"installed": False, "fired": False, "message": "terminated (SIGTERM)", 
          "grace": 5.0}
 
 
+@contextlib.contextmanager
+def last_line():
+    """Around the process's last line (an error, or "interrupted"): a SIGTERM that arrives
+    while it prints waits until the line is out, and one that arrives then or later ends the
+    process as before (exit 143, workers killed) without a line of its own. (Blocking the
+    signal would not do: a process-directed signal goes to a thread that does not block it.)"""
+    _term["hold"] = True
+    try:
+        yield
+    finally:
+        _term.update(hold=False, say=False)
+        if _term.pop("held", False):
+            _on_sigterm(signal.SIGTERM, None)
+
+
 def on_termination(hook) -> None:
     """Register ``hook()`` to run when SIGTERM ends this process (the local backend
     registers one that kills its live workers); it must be quick and never raise."""
@@ -118,6 +134,9 @@ def _exit_at_shutdown() -> None:
 
 
 def _on_sigterm(signum, frame):
+    if _term.get("hold"):  # the last line is being printed: after it (last_line)
+        _term["held"] = True
+        return
     _terminate_now(from_thread=False)
     atexit.register(_exit_at_shutdown)
     # Unwind through every ``finally`` (the local backend joins its workers there;
