@@ -166,6 +166,12 @@ def read_manifest(folder: Path) -> dict | None:
         d = json.loads(m.read_bytes())
         if not isinstance(d, dict) or not isinstance(d.get("files"), dict):
             raise ValueError("no file list")
+        for rel, e in d["files"].items():  # each entry: a path inside the folder, its size and sha1
+            if Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise ValueError(f"{rel!r} is not a path inside the folder")
+            if not (isinstance(e, dict) and type(e.get("bytes")) is int and e["bytes"] >= 0
+                    and isinstance(e.get("sha1"), str)):
+                raise ValueError(f"entry {rel!r} lacks its bytes and sha1")
     except ValueError as e:
         raise GenerationError(f"{m}: not a readable manifest ({e})") from None
     return d

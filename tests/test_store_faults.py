@@ -200,6 +200,28 @@ def test_a_mix_of_generations_is_named(toy, tmp_path):
     assert check_generation(tmp_path) is None  # no manifest: nothing to check
 
 
+@pytest.mark.parametrize("files,needle", [
+    ({"../../etc/passwd": {"bytes": 1, "sha1": "x"}}, "not a path inside the folder"),
+    ({"/etc/passwd": {"bytes": 1, "sha1": "x"}}, "not a path inside the folder"),
+    ({"a.csv": "sha1"}, "lacks its bytes and sha1"),
+    ({"a.csv": {"bytes": "7", "sha1": "x"}}, "lacks its bytes and sha1"),
+    ({"a.csv": {"bytes": -1, "sha1": "x"}}, "lacks its bytes and sha1"),
+    ({"a.csv": {"bytes": 7}}, "lacks its bytes and sha1"),
+])
+def test_a_wrong_shaped_manifest_is_refused_by_name(toy, tmp_path, files, needle):
+    """A manifest that parses but is wrong (an entry outside the folder, or without its size
+    and sha1) is a GenerationError naming the manifest, not an AttributeError or a read
+    outside the folder; control: the manifest the run wrote passes."""
+    out = tmp_path / "toy"
+    run_paper(toy, out=out, workers=1)
+    assert check_generation(out) is not None  # control
+    m = json.loads((out / MANIFEST).read_text())
+    (out / MANIFEST).write_text(json.dumps({**m, "files": files}))
+    with pytest.raises(GenerationError, match=needle) as e:
+        check_generation(out)
+    assert str(out / MANIFEST) in str(e.value)
+
+
 def test_a_new_generation_removes_the_files_only_the_old_one_had(toy, tmp_path):
     out = tmp_path / "toy"
     run_paper(toy, out=out, workers=1)
