@@ -28,6 +28,14 @@ how many seeds or repetitions it rests on, its kind and host) and
   many runs would likely decide it, from the spread;
 - ``by-construction`` and ``not-comparable``: by rule, stated in the claim.
 
+A claim rests on at least :data:`MIN_N` seeds or repetitions. Where the kind the
+project prefers (measured on a many-core host) has fewer (a host that ran 3
+seeds), :func:`fall_back` judges the claim on a figure of the same quantity that
+has enough (emulated over this run's seeds) and keeps the preferred one as
+``Evidence.few``: it stands beside, and it can veto but never decide. Where its
+interval alone gives the opposite decided verdict, the claim is inconclusive and
+its reason says so.
+
 Intervals are percentile bootstraps over seeds (:func:`over_seeds`): each
 resample draws whole seeds, so a seed's serial and parallel runs stay together
 and a speedup is paired by seed (:func:`paired_ratio`). The generator is
@@ -38,7 +46,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -119,7 +127,9 @@ class Evidence:
     ``kind`` and ``host`` (a machine, or ``profile <name>`` for an emulated figure);
     ``candidates`` (choice): the options whose difference to our best holds 0;
     ``beside``: other kinds' figures of the same quantity, one phrase (e.g. the emulated
-    figure beside a measured one); ``reason``: the one-line why."""
+    figure beside a measured one); ``reason``: the one-line why; ``few``: a figure of a
+    preferred kind on fewer than :data:`MIN_N` runs, which this one stands in for
+    (:func:`fall_back`)."""
 
     ours: float | str | None
     low: float = math.nan
@@ -132,6 +142,7 @@ class Evidence:
     beside: str = ""
     method: str = METHOD
     best: object = None
+    few: "Evidence | None" = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -279,7 +290,49 @@ def verdict(claim: Claim, ev: Evidence) -> str:
         return "by-construction"
     if ev.n < MIN_N:
         return "inconclusive"
-    return interval_verdict(claim, ev)
+    return "inconclusive" if vetoed(claim, ev) else interval_verdict(claim, ev)
+
+
+def vetoed(claim: Claim, ev: Evidence) -> bool:
+    """Whether ``ev.few`` (:func:`fall_back`), on its own interval, gives the decided verdict
+    opposite to ``ev``'s: then neither decides."""
+    if ev.few is None:
+        return False
+    return {interval_verdict(claim, ev), interval_verdict(claim, ev.few)} == {"reproduced", "not-reproduced"}
+
+
+def fall_back(few: Evidence, ample: Evidence) -> Evidence:
+    """``ample`` judged in place of ``few`` where ``few`` (the preferred kind, e.g. measured on
+    a many-core host) rests on fewer than :data:`MIN_N` runs and ``ample`` (the same quantity,
+    e.g. emulated over this run's seeds) on enough: ``ample`` with ``few`` kept beside it and
+    both reasons; :func:`verdict` turns the verdict inconclusive where ``few`` alone says the
+    opposite (:func:`vetoed`). Otherwise ``few`` itself, with ``ample``'s figure beside it."""
+    if few.n >= MIN_N or ample.n < MIN_N or not _finite(ample.ours):
+        if not _finite(ample.ours):
+            return few
+        fig = _iv_text(ample) + (f" (best {ample.best})" if ample.best is not None else "")
+        return replace(few, beside="; ".join(x for x in (f"{ample.kind} ({ample.host}): {fig}, n = {ample.n}",
+                                                        ample.beside, few.beside) if x))
+    return replace(ample, few=few, beside="; ".join(x for x in (ample.beside, few.beside) if x),
+                   reason="; ".join(x for x in (ample.reason, few.reason) if x))
+
+
+def _iv_text(ev: Evidence) -> str:
+    return (f"{_num(ev.ours)} [{_num(ev.low)}, {_num(ev.high)}]" if _finite(ev.low) and _finite(ev.high)
+            else _num(ev.ours))
+
+
+def _few_text(claim: Claim, ev: Evidence) -> str:
+    """The sentence a row judged by :func:`fall_back` adds to its reason."""
+    f = ev.few
+    iv = _iv_text(f)
+    s = (f"judged on the {ev.kind} figure over {ev.n} runs: the {f.kind} one on {f.host or 'this machine'}, "
+         f"{iv}, rests on {f.n} run{'s' * (f.n != 1)}, fewer than {MIN_N} (its interval alone would say "
+         f"{interval_verdict(claim, f)})")
+    if vetoed(claim, ev):
+        s += (f"; the two disagree ({ev.kind}: {interval_verdict(claim, ev)}): at least {MIN_N} runs "
+              f"{f.kind} on {f.host or 'this machine'} would decide it")
+    return s
 
 
 def interval_verdict(claim: Claim, ev: Evidence) -> str:
@@ -310,7 +363,7 @@ def more_runs(claim: Claim, ev: Evidence) -> int | None:
     half-width shrinks as 1/√n, so n·(h/d)² runs bring it inside the distance d from our
     estimate to the nearest edge (band edge or threshold). None where the estimate sits on
     the edge (d < h/10: more runs would not decide it) or the claim is not inconclusive."""
-    if verdict(claim, ev) != "inconclusive" or not _finite(ev.ours):
+    if verdict(claim, ev) != "inconclusive" or not _finite(ev.ours) or vetoed(claim, ev):
         return None
     if not (math.isfinite(ev.low) and math.isfinite(ev.high)) or ev.n < MIN_N:
         return None
@@ -328,6 +381,8 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
     v = verdict(claim, ev)
     m = more_runs(claim, ev)
     reason = "; ".join(x for x in (claim.reason, ev.reason) if x)
+    if ev.few is not None and not claim.rule:
+        reason = f"{reason}; {_few_text(claim, ev)}" if reason else _few_text(claim, ev)
     if v == "by-construction" and ev.kind == "modeled" and not claim.rule:
         reason = ("deterministic (a formula, no seeds): by construction; on its values against the "
                   f"paper's it is {interval_verdict(claim, ev)}" + (f"; {reason}" if reason else ""))
@@ -340,10 +395,12 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
             decide = "not measured in this run"
         elif not (_finite(ev.low) and _finite(ev.high)):
             decide = f"no interval ({ev.n} run{'s' * (ev.n != 1)}): at least {MIN_N} would give one"
+        elif vetoed(claim, ev):
+            decide = ""  # _few_text says what would decide it
         else:
             decide = (f"about {m} runs in all would likely decide it" if m is not None else
                       "our estimate sits on the band's edge: more runs would not decide it")
-        reason = f"{reason}; {decide}" if reason else decide
+        reason = "; ".join(x for x in (reason, decide) if x)
     if claim.test == "ratio":
         tol = f"±{claim.tolerance:.0%} ({claim.tolerance_why})" if claim.tolerance else ""
     elif claim.test == "direction":

@@ -106,6 +106,40 @@ def test_more_runs_worked_example():
     assert "about 20 runs" in row["reason"] and row["more_runs"] == 20
 
 
+def test_fall_back_judges_the_ample_figure_and_the_few_one_can_veto_it():
+    c = ratio_claim()  # band [8, 12]
+    host = C.Evidence(10.0, 9.0, 11.0, n=3, kind="measured", host="big16", reason="host")
+    em_in = C.Evidence(10.5, 9.5, 11.5, n=5, kind="emulated", host="profile p", reason="emu")
+    ev = C.fall_back(host, em_in)
+    assert (ev.kind, ev.n, ev.few) == ("emulated", 5, host) and ev.reason == "emu; host"
+    j = C.judge("p", c, ev)
+    assert j["verdict"] == "reproduced" and "rests on 3 runs, fewer than 5" in j["reason"]
+    assert "disagree" not in j["reason"]
+    # the host's interval alone inside the band, the emulated one wholly above: neither decides
+    em_out = C.Evidence(14.0, 13.0, 15.0, n=5, kind="emulated", host="profile p")
+    assert C.interval_verdict(c, em_out) == "not-reproduced" and C.vetoed(c, C.fall_back(host, em_out))
+    j = C.judge("p", c, C.fall_back(host, em_out))
+    assert j["verdict"] == "inconclusive" and "the two disagree" in j["reason"] and j["more_runs"] is None
+    # control: a host figure that straddles the band vetoes nothing
+    wide = C.Evidence(10.0, 6.0, 14.0, n=3, kind="measured", host="big16")
+    assert C.judge("p", c, C.fall_back(wide, em_out))["verdict"] == "not-reproduced"
+
+
+def test_fall_back_keeps_the_few_figure_where_the_other_has_too_few_runs_too():
+    c = ratio_claim()
+    host = C.Evidence(10.0, 9.0, 11.0, n=3, kind="measured", host="big16")
+    short = C.Evidence(10.5, 9.5, 11.5, n=2, kind="emulated", host="profile p")
+    ev = C.fall_back(host, short)
+    assert ev.kind == "measured" and ev.n == 3 and ev.few is None
+    assert ev.beside.startswith("emulated (profile p): 10.5 [9.5, 11.5], n = 2")  # shown beside, not judged
+    assert C.judge("p", c, ev)["verdict"] == "inconclusive"
+    # a preferred figure with enough runs is judged itself, the other beside it
+    enough = C.Evidence(10.0, 9.0, 11.0, n=5, kind="measured", host="big16")
+    ev = C.fall_back(enough, C.Evidence(14.0, 13.0, 15.0, n=9, kind="emulated", host="profile p"))
+    assert (ev.ours, ev.kind, ev.n, ev.few) == (10.0, "measured", 5, None) and "14 [13, 15], n = 9" in ev.beside
+    assert C.judge("p", c, ev)["verdict"] == "reproduced"
+
+
 # ---- intervals -----------------------------------------------------------------------
 def test_paired_ratio_pairs_by_seed():
     # Seed s has a slow or fast machine moment that hits serial and parallel alike: paired, the

@@ -137,3 +137,49 @@ def test_measured_host_claims_use_xeon207x16():
     # NP 156:1000:56: 6681/3403 = 1.96; PP: 8968/5095 = 1.76, the smaller; min–max bound.
     assert d.loc["good-speedups", "ours"] == pytest.approx(8967.74 / 5095.42)
     assert d.loc["good-speedups", "ours_low"] == pytest.approx(5767.21 / 4325.20)
+
+
+def _emul_cfg(strategy, hidden, B, tc: dict, th=1e-9, n=7):
+    """An emul task of (strategy, hidden, B) with T_c ``tc[P]`` (1 % jitter) and a negligible T_h."""
+    rng = np.random.default_rng(hidden + B)
+    rows = []
+    for P, t in tc.items():
+        tcs = list(t * (1 + 0.01 * rng.standard_normal(n)))
+        rows.append({"P": P, "T_c": float(np.median(tcs)), "T_h": th, "T_c_reps": tcs, "T_h_reps": [th] * n})
+    return Task("emul", "emulated", 1, {"strategy": strategy, "hidden": hidden, "bunch": B, "forward": False}), \
+        {"rows": rows}
+
+
+def _speed_results(np_speedup=2.0, pp_speedup=1.5, pp_over_np=1.5):
+    """Emulated step timings whose speedups at 2 slaves and PP/NP ratio a hand can follow: with
+    free transfers and no host time, a bunch takes T_c (§2.5's max form)."""
+    t_np = 1e-3
+    return [_emul_cfg("NP", 1000, 48, {1: 4e-3, 2: 4e-3 / np_speedup}),
+            _emul_cfg("PP", 1000, 5000, {1: 3e-3, 2: 3e-3 / pp_speedup}),
+            _emul_cfg("NP", 400, 48, {2: t_np}),
+            _emul_cfg("PP", 400, 5000, {2: 5000 / 48 * t_np / pp_over_np})]
+
+
+def _speed_claims(res):
+    ev = {"pp-small-nets": P1.pp_small_nets(None, res, prof=PROF, cal=CAL, emulate=emulated_time),
+          "good-speedups": P1.good_speedups(None, res, prof=PROF, cal=CAL, emulate=emulated_time)}
+    return {cid: C.judge("paper1", next(c for c in P1.CLAIMS if c.id == cid), e) for cid, e in ev.items()}
+
+
+def test_speed_claims_are_judged_on_the_emulated_repetitions_with_the_host_beside():
+    j = _speed_claims(_speed_results())
+    for r in j.values():
+        assert r["kind"] == "emulated" and r["n"] == 7 and "the measured one on xeon207x16" in r["reason"]
+    # the smaller of NP's 2.0 and PP's 1.5; PP (B = 5000) over NP (B = 48) at 2 slaves: 1.5
+    assert j["good-speedups"]["ours"] == pytest.approx(1.5, rel=0.02)
+    assert j["pp-small-nets"]["ours"] == pytest.approx(1.5, rel=0.02)
+    assert j["good-speedups"]["verdict"] == j["pp-small-nets"]["verdict"] == "reproduced"
+
+
+def test_speed_claims_negative_control_the_host_vetoes_an_opposite_emulated_verdict():
+    # emulated PP slows down at 2 slaves (0.8) and trails NP (0.7): both below 1, while the host's
+    # three runs lie wholly above 1: neither decides
+    j = _speed_claims(_speed_results(pp_speedup=0.8, pp_over_np=0.7))
+    assert j["good-speedups"]["ours"] == pytest.approx(0.8, rel=0.02)
+    for r in j.values():
+        assert r["verdict"] == "inconclusive" and "the two disagree" in r["reason"]

@@ -224,48 +224,68 @@ def model_evidence() -> C.Evidence:
                                 "(beside)"))
 
 
-def emulated_np_curve(results, setup, *, prof, cal, hidden: int, B: int):
-    """The emul task's NP training rows for (hidden, B): {P: row}."""
+def emulated_curve(results, *, strategy: str = "NP", hidden: int, B: int) -> dict:
+    """The emul task's training rows of (strategy, hidden, B): {P: row}."""
     for t, r in results:
         p = t.params
-        if (t.name == "emul" and r is not None and p["strategy"] == "NP" and p["hidden"] == hidden
+        if (t.name == "emul" and r is not None and p["strategy"] == strategy and p["hidden"] == hidden
                 and p["bunch"] == B and not p["forward"]):
             return {e["P"]: e for e in r["rows"]}
     return {}
 
 
-def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, emulate) -> C.Evidence:
-    """Emulated NP perf(4)/perf(3), bootstrapped over the repeated step timings (each
-    resample redraws the repetitions behind T_c and T_h at P = 3 and at P = 4). ``emulate``:
-    the report's composition (reproduce/paper1/report.py ``emulated_time``), passed in so
-    that this module does not import the report."""
+def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
+    """(estimate, low, high, n) of ``stat`` over the emulated training times of ``configs``
+    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings: a record
+    is one repetition index, holding T_c and T_h of every config at that index, so each
+    resample redraws them together; a time is the report's composition ``emulate``
+    (reproduce/paper1/report.py ``emulated_time``, passed in so that this module does not
+    import the report) of their medians. ``stat``: {config: seconds of one bunch} → float.
+    None where a config was not emulated with its repetitions."""
     from reproduce.paper1.perf import here_model
 
-    h = TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
-    B = setup.np_bunch_perf
-    rows = emulated_np_curve(results, setup, prof=prof, cal=cal, hidden=h, B=B)
-    host = f"profile {prof.name}"
-    if 3 not in rows or 4 not in rows or "T_c_reps" not in rows[3]:
-        return _inconclusive("P = 3 and 4 were not emulated in this run (quick: P = 1, 2, 4)", "emulated", host)
+    reps = {}
+    for c in configs:
+        rows = emulated_curve(results, strategy=c[0], hidden=c[1], B=c[2])
+        if c[3] not in rows or "T_c_reps" not in rows[c[3]]:
+            return None
+        reps[c] = (np.asarray(rows[c[3]]["T_c_reps"]), np.asarray(rows[c[3]]["T_h_reps"]))
     cal_ab = cal if prof.name == "here" else {**cal, "latency_s": prof.latency_s,
                                               "bandwidth_Bps": prof.bandwidth_Bps, "profile_source": prof.source}
-    here_ab = here_model(cal_ab, B=B)
-
-    def time_at(P, T_c, T_h):
-        return emulate("NP", P=P, B=B, N_h=h, forward=False, T_c=T_c, T_h=T_h, prof=prof,
-                             spert_here=here_ab)[0]
-
-    reps = {P: (np.asarray(rows[P]["T_c_reps"]), np.asarray(rows[P]["T_h_reps"])) for P in (3, 4)}
+    here_ab = {c: here_model(cal_ab, B=c[2] if c[0] == "NP" else max(c[2] // 4, 1)) for c in configs}
     n = min(min(len(a), len(b)) for a, b in reps.values())
-    # a record: one repetition index; T_c and T_h at P = 3 and 4 of that index (resampled together)
-    recs = [{P: (reps[P][0][i], reps[P][1][i]) for P in (3, 4)} for i in range(n)]
+    recs = [{c: (reps[c][0][i], reps[c][1][i]) for c in configs} for i in range(n)]
 
-    def stat(rs):
-        T = {P: time_at(P, float(np.median([r[P][0] for r in rs])), float(np.median([r[P][1] for r in rs])))
-             for P in (3, 4)}
-        return T[3] / T[4]  # perf(4) / perf(3) at the same bunch: time(3) / time(4)
+    def time_of(rs):
+        return {c: emulate(c[0], P=c[3], B=c[2], N_h=c[1], forward=False,
+                           T_c=float(np.median([r[c][0] for r in rs])), T_h=float(np.median([r[c][1] for r in rs])),
+                           prof=prof, spert_here=here_ab[c])[0] for c in configs}
 
-    est, lo, hi = C.over_seeds(recs, stat, label=_label("four-below-three"))
+    est, lo, hi = C.over_seeds(recs, lambda rs: stat(time_of(rs)), label=label)
+    return est, lo, hi, n
+
+
+def _perf(c, T: float) -> float:
+    """Training updates per second of config c = (strategy, hidden, B, P) taking T seconds a bunch."""
+    from engine.perfmodel import n_wts
+
+    return c[2] * n_wts(N_I, c[1], N_O) / T
+
+
+def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, emulate) -> C.Evidence:
+    """Emulated NP perf(4)/perf(3) (:func:`emulated_times`: each resample redraws the
+    repetitions behind T_c and T_h at P = 3 and at P = 4)."""
+    h = TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
+    B = setup.np_bunch_perf
+    rows = emulated_curve(results, hidden=h, B=B)
+    host = f"profile {prof.name}"
+    c3, c4 = ("NP", h, B, 3), ("NP", h, B, 4)
+    got = emulated_times(results, prof=prof, cal=cal, emulate=emulate, configs=(c3, c4),
+                         stat=lambda T: T[c3] / T[c4],  # perf(4) / perf(3) at the same bunch: time(3) / time(4)
+                         label=_label("four-below-three"))
+    if got is None:
+        return _inconclusive("P = 3 and 4 were not emulated in this run (quick: P = 1, 2, 4)", "emulated", host)
+    est, lo, hi, n = got
     from engine.perfmodel import n_wts, spert_perf
 
     raw = B * n_wts(N_I, h, N_O) / rows[1]["T_c"] / 1e6 if 1 in rows else math.nan
@@ -289,7 +309,26 @@ def _ratio_bounds(a, b):
     return a[0] / b[0], a[1] / b[2], a[2] / b[1]
 
 
-def pp_small_nets(df) -> C.Evidence:
+def _emulated(results, prof, cal, emulate, configs, stat, label, what: str) -> C.Evidence:
+    """The emulated figure of a claim the host measured on 3 runs (reproduce.claims.fall_back)."""
+    got = (emulated_times(results, prof=prof, cal=cal, emulate=emulate, configs=configs, stat=stat, label=label)
+           if prof is not None and cal is not None and emulate is not None else None)
+    if got is None:
+        return _inconclusive("not emulated with repetitions in this evaluation", "emulated")
+    est, lo, hi, n = got
+    return C.Evidence(est, lo, hi, n=n, kind="emulated", host=f"profile {prof.name}",
+                      method=C.METHOD.replace("over seeds (whole seeds resampled, speedups paired by seed)",
+                                              "over repeated step timings"),
+                      reason=f"emulated ({prof.name}) {what}, bootstrapped over the repeated step timings"
+                             + _few(n, "repetitions"))
+
+
+def pp_small_nets(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evidence:
+    """PP (B = 5000) over NP (B = 48) on 156:400:56 at 2 slaves: measured on xeon207x16 (3
+    runs), judged on the emulated figure where it has enough repetitions."""
+    cp, cn = ("PP", 400, 5000, 2), ("NP", 400, 48, 2)
+    em = _emulated(results, prof, cal, emulate, (cp, cn), lambda T: _perf(cp, T[cp]) / _perf(cn, T[cn]),
+                   _label("pp-small-nets"), "at 2 slaves")
     a, b = _xeon("PP", 400, 5000, 2), _xeon("NP", 400, 48, 2)
     est, lo, hi = _ratio_bounds(a, b)
     p1 = _xeon("PP", 400, 5000, 1)[0] / _xeon("NP", 400, 48, 1)[0]
@@ -301,16 +340,23 @@ def pp_small_nets(df) -> C.Evidence:
         npk = g[(g.strategy == "NP")].perf.max()
         if len(pp) and npk == npk:
             bes = f"; emulated here, peak over P: PP (B = {int(pp.idxmax())}) / NP = {pp.max() / npk:.2f}"
-    return C.Evidence(est, lo, hi, n=XEON_RUNS, kind="measured", host=XEON_HOST,
+    return C.fall_back(C.Evidence(est, lo, hi, n=XEON_RUNS, kind="measured", host=XEON_HOST,
                       beside=f"the same at 1 slave: {p1:.2f}" + bes,
                       method="min–max bound of 3 repeated runs per configuration (no bootstrap: 3 runs)",
-                      reason=(f"fewer than 5 repetitions: the host measured each configuration {XEON_RUNS} times "
+                      reason=(f"the host measured each configuration {XEON_RUNS} times "
                               "(min–max bound); measured only at P ≤ 2; PP already leads at one slave (its "
                               "B = 5000 bunch is a larger, faster matrix product), so part of its lead is the "
-                              "bunch, not the strategy"))
+                              "bunch, not the strategy")), em)
 
 
-def good_speedups(df) -> C.Evidence:
+def good_speedups(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evidence:
+    """The smaller of NP's (B = 48) and PP's (B = 5000) speedup at 2 slaves on 156:1000:56:
+    measured on xeon207x16 (3 runs), judged on the emulated figure where it has enough
+    repetitions."""
+    cfg = {k: ((k, 1000, B, 2), (k, 1000, B, 1)) for k, B in (("NP", 48), ("PP", 5000))}
+    em = _emulated(results, prof, cal, emulate, tuple(c for v in cfg.values() for c in v),
+                   lambda T: min(T[c1] / T[c2] for c2, c1 in cfg.values()),  # same bunch: time(1) / time(2)
+                   _label("good-speedups"), "NP and PP speedups at 2 slaves, the smaller")
     s = {k: _ratio_bounds(_xeon(k, 1000, B, 2), _xeon(k, 1000, B, 1)) for k, B in (("NP", 48), ("PP", 5000))}
     worst = min(s, key=lambda k: s[k][0])
     est, lo, hi = min(v[0] for v in s.values()), min(v[1] for v in s.values()), min(v[2] for v in s.values())
@@ -324,13 +370,13 @@ def good_speedups(df) -> C.Evidence:
                 parts.append(f"{k} {v[2] / v[1]:.2f}")
         if parts:
             here = "; this run's 2 shared cores: " + ", ".join(parts)
-    return C.Evidence(est, lo, hi, n=XEON_RUNS, kind="measured", host=XEON_HOST,
+    return C.fall_back(C.Evidence(est, lo, hi, n=XEON_RUNS, kind="measured", host=XEON_HOST,
                       beside="xeon207x16 NP " + f"{s['NP'][0]:.2f} [{s['NP'][1]:.2f}, {s['NP'][2]:.2f}], PP "
                              f"{s['PP'][0]:.2f} [{s['PP'][1]:.2f}, {s['PP'][2]:.2f}]" + here,
                       method="min–max bound of 3 repeated runs per configuration (no bootstrap: 3 runs)",
-                      reason=(f"fewer than 5 repetitions: {XEON_RUNS} runs each on xeon207x16 (min–max bound); "
+                      reason=(f"{XEON_RUNS} runs each on xeon207x16 (min–max bound); "
                               f"the smaller is {worst}'s; 2 slaves only (make_tasks measures P ≤ 2); the "
-                              "paper's Table 1 gives 1.85 at two boards (205/111 MCUPS)"))
+                              "paper's Table 1 gives 1.85 at two boards (205/111 MCUPS)")), em)
 
 
 def _row(rows, table, quantity, contains=""):
@@ -351,8 +397,8 @@ def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=N
                                               emulate=emulate)
                               if prof is not None and cal is not None and emulate is not None else
                               _inconclusive("no emulated curve in this evaluation", "emulated"))
-    ev["pp-small-nets"] = pp_small_nets(df)
-    ev["good-speedups"] = good_speedups(df)
+    ev["pp-small-nets"] = pp_small_nets(df, results, prof=prof, cal=cal, emulate=emulate)
+    ev["good-speedups"] = good_speedups(df, results, prof=prof, cal=cal, emulate=emulate)
     r = _row(rows, "sec2.4", "input_reduction")
     ev["compressed-input"] = (C.Evidence(r["ours"], n=1, kind="measured", host=HERE, reason="bytes counted in the run")
                               if r else _inconclusive("no compressed/uncompressed pair in this run"))
