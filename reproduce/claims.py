@@ -161,13 +161,26 @@ def over_seeds(records: Sequence, stat: Callable[[list], float], *, label: str,
     replacement. Resamples where ``stat`` is not finite are left out (a resample without a
     converged run, say); if more than half are, the interval is (nan, nan). Fewer than 2
     records give (stat, nan, nan)."""
-    recs = list(records)
-    est = float(stat(recs)) if recs else math.nan
-    if len(recs) < 2:
+    est, lo, hi = over_groups([list(records)], lambda gs: stat(gs[0]), label=label, confidence=confidence,
+                              n_resamples=n_resamples)
+    return est, lo, hi
+
+
+def over_groups(groups: Sequence[Sequence], stat: Callable[[list], float], *, label: str,
+                confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES) -> tuple[float, float, float]:
+    """:func:`over_seeds` for independent groups of records (e.g. the repeated timings of
+    separate tasks): ``stat`` takes the list of groups; each resample redraws every group's
+    records with replacement, independently of the others (a stratified bootstrap). With one
+    group it is :func:`over_seeds`, draw for draw. A group of fewer than 2 records gives
+    (stat, nan, nan)."""
+    gs = [list(g) for g in groups]
+    est = float(stat(gs)) if gs and all(gs) else math.nan
+    if not gs or min(len(g) for g in gs) < 2:
         return est, math.nan, math.nan
     rng = rng_for(label)
-    idx = rng.integers(0, len(recs), size=(n_resamples, len(recs)))
-    vals = np.array([stat([recs[i] for i in row]) for row in idx], dtype=float)
+    idx = [rng.integers(0, len(g), size=(n_resamples, len(g))) for g in gs]
+    vals = np.array([stat([[g[i] for i in ix[k]] for g, ix in zip(gs, idx)]) for k in range(n_resamples)],
+                    dtype=float)
     ok = vals[np.isfinite(vals)]
     if ok.size < n_resamples / 2:
         return est, math.nan, math.nan
@@ -293,6 +306,21 @@ def verdict(claim: Claim, ev: Evidence) -> str:
     return "inconclusive" if vetoed(claim, ev) else interval_verdict(claim, ev)
 
 
+def _decided(claim: Claim, ev: Evidence, point: bool = False) -> str:
+    """interval_verdict of ``ev``, or (``point``) of its estimate alone: the side more runs
+    would likely land on."""
+    return interval_verdict(claim, replace(ev, low=ev.ours, high=ev.ours) if point else ev)
+
+
+def against_few(claim: Claim, ev: Evidence) -> bool:
+    """Whether ``ev.few``'s decided verdict is opposite to the side ``ev``'s estimate lies on:
+    more runs of ``ev``'s kind would then likely end in a disagreement (:func:`vetoed`), not
+    a verdict."""
+    if ev.few is None or not _finite(ev.ours):
+        return False
+    return {_decided(claim, ev, point=True), interval_verdict(claim, ev.few)} == {"reproduced", "not-reproduced"}
+
+
 def vetoed(claim: Claim, ev: Evidence) -> bool:
     """Whether ``ev.few`` (:func:`fall_back`), on its own interval, gives the decided verdict
     opposite to ``ev``'s: then neither decides."""
@@ -310,14 +338,22 @@ def fall_back(few: Evidence, ample: Evidence) -> Evidence:
     if few.n >= MIN_N or ample.n < MIN_N or not _finite(ample.ours):
         if not _finite(ample.ours):
             return few
-        fig = _iv_text(ample) + (f" (best {ample.best})" if ample.best is not None else "")
+        fig = _iv_text(ample)
         return replace(few, beside="; ".join(x for x in (f"{ample.kind} ({ample.host}): {fig}, n = {ample.n}",
                                                         ample.beside, few.beside) if x))
-    return replace(ample, few=few, beside="; ".join(x for x in (ample.beside, few.beside) if x),
+    fig = _iv_text(few)
+    return replace(ample, few=few, beside="; ".join(x for x in (f"{few.kind} on {few.host}: {fig}, n = {few.n}",
+                                                              ample.beside, few.beside) if x),
                    reason="; ".join(x for x in (ample.reason, few.reason) if x))
 
 
 def _iv_text(ev: Evidence) -> str:
+    """"est [low, high]"; a choice's (``best`` set) shortfall in percent, as :func:`ours_text`."""
+    if ev.best is not None:
+        pct = lambda x: f"{100 * float(x) + 0.0:.3g} %"  # noqa: E731 - + 0.0: no "-0 %"
+        return (f"best {_num(ev.best)}, short of it by {pct(ev.ours)}"
+                + (f" [{pct(ev.low)}, {pct(ev.high)}]" if _finite(ev.low) and _finite(ev.high) else "")
+                if _finite(ev.ours) else f"best {_num(ev.best)}")
     return (f"{_num(ev.ours)} [{_num(ev.low)}, {_num(ev.high)}]" if _finite(ev.low) and _finite(ev.high)
             else _num(ev.ours))
 
@@ -326,12 +362,16 @@ def _few_text(claim: Claim, ev: Evidence) -> str:
     """The sentence a row judged by :func:`fall_back` adds to its reason."""
     f = ev.few
     iv = _iv_text(f)
-    s = (f"judged on the {ev.kind} figure over {ev.n} runs: the {f.kind} one on {f.host or 'this machine'}, "
-         f"{iv}, rests on {f.n} run{'s' * (f.n != 1)}, fewer than {MIN_N} (its interval alone would say "
-         f"{interval_verdict(claim, f)})")
+    where = f.host or "this machine"
+    s = (f"judged on the {ev.kind} figure ({ev.n} seeds or repetitions): the {f.kind} one on {where}, "
+         f"{iv}, rests on {f.n}, fewer than {MIN_N} (its interval alone would say {interval_verdict(claim, f)})")
     if vetoed(claim, ev):
         s += (f"; the two disagree ({ev.kind}: {interval_verdict(claim, ev)}): at least {MIN_N} runs "
-              f"{f.kind} on {f.host or 'this machine'} would decide it")
+              f"{f.kind} on {where} would decide it")
+    elif against_few(claim, ev):
+        s += (f"; our estimate lies on the {_decided(claim, ev, point=True)} side, against the {f.kind} "
+              f"figure: more runs here would likely end in a disagreement; at least {MIN_N} runs {f.kind} "
+              f"on {where} would decide it")
     return s
 
 
@@ -363,7 +403,7 @@ def more_runs(claim: Claim, ev: Evidence) -> int | None:
     half-width shrinks as 1/√n, so n·(h/d)² runs bring it inside the distance d from our
     estimate to the nearest edge (band edge or threshold). None where the estimate sits on
     the edge (d < h/10: more runs would not decide it) or the claim is not inconclusive."""
-    if verdict(claim, ev) != "inconclusive" or not _finite(ev.ours) or vetoed(claim, ev):
+    if verdict(claim, ev) != "inconclusive" or not _finite(ev.ours) or against_few(claim, ev):
         return None
     if not (math.isfinite(ev.low) and math.isfinite(ev.high)) or ev.n < MIN_N:
         return None
@@ -395,7 +435,7 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
             decide = "not measured in this run"
         elif not (_finite(ev.low) and _finite(ev.high)):
             decide = f"no interval ({ev.n} run{'s' * (ev.n != 1)}): at least {MIN_N} would give one"
-        elif vetoed(claim, ev):
+        elif vetoed(claim, ev) or against_few(claim, ev):
             decide = ""  # _few_text says what would decide it
         else:
             decide = (f"about {m} runs in all would likely decide it" if m is not None else

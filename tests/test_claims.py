@@ -113,8 +113,8 @@ def test_fall_back_judges_the_ample_figure_and_the_few_one_can_veto_it():
     ev = C.fall_back(host, em_in)
     assert (ev.kind, ev.n, ev.few) == ("emulated", 5, host) and ev.reason == "emu; host"
     j = C.judge("p", c, ev)
-    assert j["verdict"] == "reproduced" and "rests on 3 runs, fewer than 5" in j["reason"]
-    assert "disagree" not in j["reason"]
+    assert j["verdict"] == "reproduced" and "rests on 3, fewer than 5" in j["reason"]
+    assert "disagree" not in j["reason"] and ev.beside == "measured on big16: 10 [9, 11], n = 3"
     # the host's interval alone inside the band, the emulated one wholly above: neither decides
     em_out = C.Evidence(14.0, 13.0, 15.0, n=5, kind="emulated", host="profile p")
     assert C.interval_verdict(c, em_out) == "not-reproduced" and C.vetoed(c, C.fall_back(host, em_out))
@@ -123,6 +123,29 @@ def test_fall_back_judges_the_ample_figure_and_the_few_one_can_veto_it():
     # control: a host figure that straddles the band vetoes nothing
     wide = C.Evidence(10.0, 6.0, 14.0, n=3, kind="measured", host="big16")
     assert C.judge("p", c, C.fall_back(wide, em_out))["verdict"] == "not-reproduced"
+
+
+def test_more_runs_are_not_promised_where_they_would_land_against_the_few_figure():
+    c = ratio_claim()  # band [8, 12]
+    host_out = C.Evidence(14.0, 13.0, 15.0, n=3, kind="measured", host="big16")  # alone: not reproduced
+    em = C.Evidence(11.0, 7.0, 13.0, n=5, kind="emulated", host="profile p")  # straddles, estimate inside
+    j = C.judge("p", c, C.fall_back(host_out, em))
+    assert j["verdict"] == "inconclusive" and j["more_runs"] is None
+    assert "likely end in a disagreement" in j["reason"] and "at least 5 runs measured on big16" in j["reason"]
+    # control: with the estimate on the host's side, more runs here would likely decide it
+    em_low = C.Evidence(12.5, 10.0, 15.0, n=5, kind="emulated", host="profile p")
+    j = C.judge("p", c, C.fall_back(host_out, em_low))
+    assert j["verdict"] == "inconclusive" and j["more_runs"] > 5 and "disagreement" not in j["reason"]
+
+
+def test_a_choice_few_figure_is_shown_as_a_shortfall_in_percent():
+    c = C.Claim(id="ch", quote="q", where="§1", test="choice", quantity="best P", reported=6,
+                tolerance=0.1, tolerance_why="test")
+    host = C.Evidence(0.507, 0.126, 0.966, n=3, kind="measured", host="big16", best=14)
+    em = C.Evidence(0.285, 0.235, 0.455, n=5, kind="emulated", host="profile p", best=11)
+    j = C.judge("p", c, C.fall_back(host, em))
+    assert j["verdict"] == "not-reproduced" and j["best"] == 11
+    assert "best 14, short of it by 50.7 % [12.6 %, 96.6 %]" in j["reason"]
 
 
 def test_fall_back_keeps_the_few_figure_where_the_other_has_too_few_runs_too():
@@ -141,6 +164,19 @@ def test_fall_back_keeps_the_few_figure_where_the_other_has_too_few_runs_too():
 
 
 # ---- intervals -----------------------------------------------------------------------
+def test_over_groups_is_over_seeds_with_one_group_and_resamples_groups_independently():
+    x = [1.0, 2.0, 4.0, 8.0, 3.0]
+    assert C.over_groups([x], lambda gs: float(np.mean(gs[0])), label="g") == C.over_seeds(
+        x, lambda r: float(np.mean(r)), label="g")  # draw for draw
+    # two constant groups: every resample gives the same ratio, the interval is the point
+    est, lo, hi = C.over_groups([[2.0] * 7, [4.0] * 5], lambda gs: np.mean(gs[1]) / np.mean(gs[0]), label="h")
+    assert (est, lo, hi) == (2.0, 2.0, 2.0)
+    # each group keeps its own size: a statistic on group sizes sees 7 and 5 in every resample
+    assert C.over_groups([[0.0] * 7, [0.0] * 5], lambda gs: len(gs[0]) * 10 + len(gs[1]), label="k") == (75, 75, 75)
+    # control: one group of a single record has no interval
+    assert all(math.isnan(v) for v in C.over_groups([[1.0, 2.0], [3.0]], lambda gs: 1.0, label="m")[1:])
+
+
 def test_paired_ratio_pairs_by_seed():
     # Seed s has a slow or fast machine moment that hits serial and parallel alike: paired, the
     # ratio is exactly 4 for every seed and the interval is a point.

@@ -165,9 +165,12 @@ def test_worker_fault_fails_fast_and_keeps_old_results(tmp_path, mode, needle):
     assert "worker 1" in p.stderr and needle in p.stderr
     assert (d / "comparison.csv").read_text() == "previous results\n"
     assert not list(d.glob("*.tmp")) and not list(d.glob(".*.tmp"))
-    # The serial run finished before the fault: a rerun resumes from it.
+    # The serial run finished before the fault: a rerun resumes from it (checked once: the
+    # rerun is a whole --quick run, and how the worker failed does not change what was cached).
     cached = sorted((d / ".cache").glob("*.json"))
     assert len(cached) == 1
+    if mode != "raise":
+        return
     before = cached[0].read_text()
     p = cli("paper3", "--quick", "--out", str(tmp_path), "--no-progress")
     assert p.returncode == 0, p.stderr

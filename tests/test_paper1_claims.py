@@ -183,3 +183,14 @@ def test_speed_claims_negative_control_the_host_vetoes_an_opposite_emulated_verd
     assert j["good-speedups"]["ours"] == pytest.approx(0.8, rel=0.02)
     for r in j.values():
         assert r["verdict"] == "inconclusive" and "the two disagree" in r["reason"]
+
+
+def test_every_repetition_counts_where_tasks_repeated_differently():
+    # NP (7 repetitions) at 2 slaves: 1, 1, 1, 3, 3, 3, 3 ms, median 3 ms (the first 5 alone: 1 ms);
+    # PP has 5 repetitions. Speedups: NP 4 / 3 = 1.33 with all 7 (4 with the first 5), PP 1.5.
+    np_task = Task("emul", "emulated", 1, {"strategy": "NP", "hidden": 1000, "bunch": 48, "forward": False})
+    rows = [{"P": 1, "T_c": 4e-3, "T_h": 1e-9, "T_c_reps": [4e-3] * 7, "T_h_reps": [1e-9] * 7},
+            {"P": 2, "T_c": 3e-3, "T_h": 1e-9, "T_c_reps": [1e-3] * 3 + [3e-3] * 4, "T_h_reps": [1e-9] * 7}]
+    res = [(np_task, {"rows": rows}), _emul_cfg("PP", 1000, 5000, {1: 3e-3, 2: 2e-3}, n=5)]
+    ev = P1.good_speedups(None, res, prof=PROF, cal=CAL, emulate=emulated_time)
+    assert ev.ours == pytest.approx(4 / 3, rel=0.01) and ev.n == 5  # the fewest repetitions of any task

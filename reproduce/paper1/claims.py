@@ -236,33 +236,39 @@ def emulated_curve(results, *, strategy: str = "NP", hidden: int, B: int) -> dic
 
 def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
     """(estimate, low, high, n) of ``stat`` over the emulated training times of ``configs``
-    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings: a record
-    is one repetition index, holding T_c and T_h of every config at that index, so each
-    resample redraws them together; a time is the report's composition ``emulate``
+    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings. The
+    configurations of one emul task (one strategy, net and bunch: its P rows were timed
+    repetition by repetition) form one group whose record is a repetition index, holding T_c
+    and T_h of each of its P at that index; separate tasks are resampled independently
+    (reproduce.claims.over_groups). A time is the report's composition ``emulate``
     (reproduce/paper1/report.py ``emulated_time``, passed in so that this module does not
-    import the report) of their medians. ``stat``: {config: seconds of one bunch} → float.
-    None where a config was not emulated with its repetitions."""
+    import the report) of the medians, over all of a task's repetitions, as the report's
+    curves take them. ``stat``: {config: seconds of one bunch} → float. ``n``: the fewest
+    repetitions of any task. None where a config was not emulated with its repetitions."""
     from reproduce.paper1.perf import here_model
 
-    reps = {}
+    groups = {}
     for c in configs:
         rows = emulated_curve(results, strategy=c[0], hidden=c[1], B=c[2])
         if c[3] not in rows or "T_c_reps" not in rows[c[3]]:
             return None
-        reps[c] = (np.asarray(rows[c[3]]["T_c_reps"]), np.asarray(rows[c[3]]["T_h_reps"]))
+        groups.setdefault(c[:3], {})[c] = (rows[c[3]]["T_c_reps"], rows[c[3]]["T_h_reps"])
     cal_ab = cal if prof.name == "here" else {**cal, "latency_s": prof.latency_s,
                                               "bandwidth_Bps": prof.bandwidth_Bps, "profile_source": prof.source}
     here_ab = {c: here_model(cal_ab, B=c[2] if c[0] == "NP" else max(c[2] // 4, 1)) for c in configs}
-    n = min(min(len(a), len(b)) for a, b in reps.values())
-    recs = [{c: (reps[c][0][i], reps[c][1][i]) for c in configs} for i in range(n)]
+    recs = []
+    for g in groups.values():
+        n_g = min(min(len(a), len(b)) for a, b in g.values())
+        recs.append([{c: (a[i], b[i]) for c, (a, b) in g.items()} for i in range(n_g)])
 
-    def time_of(rs):
+    def time_of(gs):
+        rs = {c: [r[c] for r in g] for g in gs for c in g[0]}
         return {c: emulate(c[0], P=c[3], B=c[2], N_h=c[1], forward=False,
-                           T_c=float(np.median([r[c][0] for r in rs])), T_h=float(np.median([r[c][1] for r in rs])),
+                           T_c=float(np.median([x[0] for x in rs[c]])), T_h=float(np.median([x[1] for x in rs[c]])),
                            prof=prof, spert_here=here_ab[c])[0] for c in configs}
 
-    est, lo, hi = C.over_seeds(recs, lambda rs: stat(time_of(rs)), label=label)
-    return est, lo, hi, n
+    est, lo, hi = C.over_groups(recs, lambda gs: stat(time_of(gs)), label=label)
+    return est, lo, hi, min(len(g) for g in recs)
 
 
 def _perf(c, T: float) -> float:
@@ -341,10 +347,10 @@ def pp_small_nets(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evi
         if len(pp) and npk == npk:
             bes = f"; emulated here, peak over P: PP (B = {int(pp.idxmax())}) / NP = {pp.max() / npk:.2f}"
     return C.fall_back(C.Evidence(est, lo, hi, n=XEON_RUNS, kind="measured", host=XEON_HOST,
-                      beside=f"the same at 1 slave: {p1:.2f}" + bes,
+                      beside=f"{XEON_HOST} at 1 slave: {p1:.2f}" + bes,
                       method="min–max bound of 3 repeated runs per configuration (no bootstrap: 3 runs)",
-                      reason=(f"the host measured each configuration {XEON_RUNS} times "
-                              "(min–max bound); measured only at P ≤ 2; PP already leads at one slave (its "
+                      reason=(f"{XEON_HOST} measured each configuration {XEON_RUNS} times "
+                              "(min–max bound), only at P ≤ 2; there PP already leads at one slave (its "
                               "B = 5000 bunch is a larger, faster matrix product), so part of its lead is the "
                               "bunch, not the strategy")), em)
 
@@ -375,7 +381,7 @@ def good_speedups(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evi
                              f"{s['PP'][0]:.2f} [{s['PP'][1]:.2f}, {s['PP'][2]:.2f}]" + here,
                       method="min–max bound of 3 repeated runs per configuration (no bootstrap: 3 runs)",
                       reason=(f"{XEON_RUNS} runs each on xeon207x16 (min–max bound); "
-                              f"the smaller is {worst}'s; 2 slaves only (make_tasks measures P ≤ 2); the "
+                              f"the smaller there is {worst}'s; 2 slaves only (make_tasks measures P ≤ 2); the "
                               "paper's Table 1 gives 1.85 at two boards (205/111 MCUPS)")), em)
 
 
