@@ -161,6 +161,8 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
             if t.workers not in subs:
                 subs[t.workers] = comm.split(t.workers)
             sub = subs[t.workers]
+            if rank == 0:
+                progress and progress.start(t.label())
             load0, t0 = _load(), time.perf_counter()
             res = fn(t, sub) if sub is not None else None
             finished(t, res, time.perf_counter() - t0, load0)
@@ -182,11 +184,14 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
         elif id(t) in pooled:
             todo.append(t)
         else:
+            progress and progress.start(t.label())
             load0, t0 = _load(), time.perf_counter()
             hit = fn(t, None)
             finished(t, hit, time.perf_counter() - t0, load0)
             done[id(t)] = hit
             progress and progress.step(t.label())
+    if todo:
+        progress and progress.start(f"{len(todo)} emulated tasks, {jobs} at a time")
     for t, res, seconds, load0 in _pool(todo, fn, jobs):
         finished(t, res, seconds, load0)
         done[id(t)] = res
