@@ -8,7 +8,7 @@ per-step jitter, and the kernels alone. Under ``--backend mpi`` the one P is the
 world size: run it once per world size (``mpiexec -n P python -m reproduce calibrate
 --backend mpi``). ``--quick``: a tenth of the repetitions, and P = 2 only unless
 ``--workers`` is given. ``--out``: the profile's JSON path, or a folder for
-``profile.json`` (default ``results/machines/<name>/``); the raw probe goes beside it.
+``profile.json`` (default ``results/local/machines/<name>/``, git-ignored); the raw probe goes beside it.
 ``--name``: the profile's name (default: host name and CPU count).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from engine.calibration import calibrate, default_name, worker_counts
-from reproduce.store import atomic_write
+from reproduce.store import LOCAL, atomic_write
 
 
 def _cores() -> int:
@@ -27,10 +27,10 @@ def _cores() -> int:
 
 def paths(out, name: str, backend: str, P: int) -> tuple[Path, Path]:
     """(profile path, probe path). ``out`` ending in .json is the profile; otherwise a folder
-    (default results/machines/<name>) for profile.json (MPI: profile_mpi<P>.json); the
+    (default results/local/machines/<name>; a committed one: --out results/machines/<name>) for profile.json (MPI: profile_mpi<P>.json); the
     probe is probe.json (probe_mpi<P>.json) beside profile.json, else <stem>_probe.json."""
     tag = f"_mpi{P}" if backend == "mpi" else ""
-    out = Path(out) if out is not None else Path("results") / "machines" / name
+    out = Path(out) if out is not None else LOCAL / "machines" / name
     prof = out if out.suffix == ".json" else out / f"profile{tag}.json"
     probe = (prof.with_name(f"probe{tag}.json") if prof.name == f"profile{tag}.json"
              else prof.with_name(f"{prof.stem}_probe.json"))

@@ -274,9 +274,9 @@ def _compare(args) -> int:
 def _matrix(args, comm) -> int:
     """Every strategy × network × backend cell against serial (reproduce/matrix.py)."""
     from reproduce import matrix
-    from reproduce.store import check_writable
+    from reproduce.store import LOCAL, check_writable
 
-    out = (args.out or Path("results")) / "matrix.csv"
+    out = (args.out or LOCAL) / "matrix.csv"  # the committed one: --out results
     try:
         check_writable(out.parent)  # before the work, not after it (issue 33)
     except OSError as e:

@@ -5,7 +5,8 @@ compares the final parameters with the serial run of the same data order
 (:func:`engine.parallel.reference.serial_reference` for the data-parallel family,
 the serial network for the model-parallel ones). A cell passes when the largest
 absolute deviation is at most 1e-10 (float64). Cells that cannot apply are listed
-with the reason. Written to ``results/matrix.csv`` with the columns
+with the reason. Written to ``<out>/matrix.csv`` (default ``results/local/``, git-ignored;
+the committed one: ``--out results``) with the columns
 ``strategy, net, backend, workers, max_abs_dev, status``.
 """
 from __future__ import annotations

@@ -26,6 +26,10 @@ from pathlib import Path
 import numpy as np
 
 MANIFEST = "MANIFEST.json"
+# Where the machine checks (matrix, validate, calibrate) write unless --out says otherwise:
+# git-ignored, so that running them never changes a committed file; the committed ones are
+# regenerated with --out results (matrix, validate) or --out results/machines/<name>.
+LOCAL = Path("results/local")
 STAGING_PREFIX = ".staging-"
 # What a null in our JSON (summary.json) stands for: strict JSON has no NaN or Infinity.
 NULL_MEANS = "not a number: no value (NaN) or unbounded (±Infinity); strict JSON has neither"

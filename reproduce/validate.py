@@ -49,7 +49,7 @@ test, read by a person; on a 2-core machine it checks P = 2 only. It exits 1 on
 a failure (a worker that raised, an unwritable output folder).
 
 Written to ``<out>/validate.csv`` and ``<out>/validate.md`` (default
-``results/validate/``).
+``results/local/validate/``, git-ignored; the committed ones: ``--out results/validate``).
 """
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ from typing import Callable
 import numpy as np
 
 from engine.perfmodel import MachineProfile
+from reproduce.store import LOCAL
 
 TOLERANCE = 0.20  # |emulated / measured − 1| ≤ this: ok
 COLUMNS = ["strategy", "paper", "instance", "P", "condition", "busy_cores", "repeats", "measured_s",
@@ -452,7 +453,8 @@ def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load:
 
 def main(args, comm=None) -> int:
     """Run the validation for ``args`` (workers, profile, quick, out), print the table and write
-    validate.csv and validate.md under ``args.out`` (default results/validate/). 0 when it ran,
+    validate.csv and validate.md under ``args.out`` (default results/local/validate/;
+    the committed ones: --out results/validate). 0 when it ran,
     1 on a failure (one line on stderr)."""
     import sys
 
@@ -463,7 +465,7 @@ def main(args, comm=None) -> int:
             print("error: validate measures on local processes; run it without mpiexec",
                   file=sys.stderr)
         return 1
-    out = Path(args.out) if getattr(args, "out", None) else Path("results/validate")
+    out = Path(args.out) if getattr(args, "out", None) else LOCAL / "validate"
     workers = getattr(args, "workers", None) or cores()
     quick = bool(getattr(args, "quick", False))
     repeats = 1 if quick else 3

@@ -141,3 +141,22 @@ def test_quick_calibrate_writes_a_loadable_profile(tmp_path, capsys):
     assert p.name == "quick2" and p.measured_P("allgather") == [2]
     assert set(p.kernels) == {"gemv", "gemm", "small"} and math.isfinite(p.compute_ratio)
     assert "QUICK" in p.source and "| 2 |" in capsys.readouterr().out
+
+
+def test_the_machine_checks_write_outside_the_committed_results_by_default():
+    import shutil
+    import subprocess
+
+    from reproduce.store import LOCAL
+
+    assert paths(None, "box", "local", 2)[0] == LOCAL / "machines" / "box" / "profile.json"
+    assert LOCAL == Path("results/local")
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+
+    def ignored(rel):
+        return subprocess.run(["git", "check-ignore", "-q", rel], cwd=root).returncode == 0
+    assert ignored("results/local/matrix.csv") and ignored("results/local/machines/box/profile.json")
+    # control: the committed files those commands regenerate with --out are not ignored
+    assert not ignored("results/matrix.csv") and not ignored("results/validate/validate.csv")
