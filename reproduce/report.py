@@ -4,7 +4,7 @@ One long-format table serves every paper: ``results/<paper>/comparison.csv``
 with :data:`COLUMNS`. ``verdict`` is ``close`` when ours is within
 ``tolerance`` (relative) of the paper's value, ``differs`` otherwise, and
 ``no-paper-value`` where the paper gives none. Two more verdicts are set by rule
-(:data:`RULES`), never by hand per row: ``by-construction`` where ours cannot differ
+(:func:`rules`: shared ones and each paper's own), never by hand per row: ``by-construction`` where ours cannot differ
 from the paper's (an identity, a value we took from the paper), ``not-comparable``
 where it cannot agree (an absolute time on this machine against the paper's). Both are
 counted apart from close and differs everywhere (:func:`fidelity`).
@@ -66,45 +66,19 @@ def _workers(c: dict) -> str | None:
 
 SPEEDUPS = ("speedup", "aggregate_speedup", "relative_performance", "overall_speedup")
 
-# Every rule that sets a verdict other than close/differs, in one table, first match wins.
-# Each: (verdict, name, test on the row's fields, reason appended to the row's note).
-# The test sees paper, table, quantity, c (the condition as a dict), unit, kind, reported.
-RULES = [
+# The rules every paper shares that set a verdict other than close/differs; a paper adds
+# its own (``RULES`` in its report module), tried between the first and the last of these,
+# first match wins. Each: (verdict, name, test on the row's fields, reason appended to the
+# row's note). The test sees paper, table, quantity, c (the condition as a dict), unit,
+# kind, reported.
+RULES_FIRST = [
     ("by-construction", "P = 1 identity",
      lambda r: (r.quantity in SPEEDUPS and _workers(r.c) == "1" and r.kind == "modeled"
                 and r.reported == 1),
      "a modeled speedup at P = 1 is the model's serial time over itself, 1 by definition, "
      "as is the paper's"),
-    ("by-construction", "paper4 Table 1 at n = 32,000",
-     lambda r: r.paper == "paper4" and r.table == "table1" and r.c.get("n") == "32000",
-     "at n = 32,000 the log P terms of §6.2 are negligible beside n²: the formula gives this "
-     "cell in any log base, so it checks the transcription, not the model"),
-    ("by-construction", "paper0 corpus sizes",
-     lambda r: (r.paper == "paper0" and r.quantity in ("corpus_words", "corpus_outputs")
-                and r.c.get("selection") == "fahlman-list-first-821"),
-     "fixed by construction: we take the paper's 821 words and its output code"),
-    ("by-construction", "paper1 Table 1 constants",
-     lambda r: (r.paper == "paper1" and r.table == "table1" and r.kind == "modeled"
-                and r.c.get("source", "") == "modeled (paper)"),
-     "the model's constants were read from this Table 1, so agreement checks the formula's "
-     "algebra, not a machine (the rows of the formula as printed are judged: where they "
-     "differ, Table 1 does not follow from §2.5 as printed)"),
-    ("by-construction", "paper1 transfer time behind the bunch",
-     lambda r: r.paper == "paper1" and r.quantity == "transfer_per_slave",
-     "circular: Table 1's bunch of 48 was inferred from these same transfer times, so the "
-     "model's transfer time at that bunch cannot differ by much"),
-    ("not-comparable", "paper3 rows on gige2008",
-     lambda r: r.paper == "paper3" and r.c.get("profile") == "gige2008",
-     "this machine's 2026 compute under the 2008 cluster's network (gige2008, its latency fitted "
-     "to Table 2): neither the paper's machine nor ours"),
-    ("not-comparable", "paper4 §5 outputs",
-     lambda r: r.paper == "paper4" and r.table == "sec5",
-     "the outputs of a net from random weights and a random pattern, the paper's and ours "
-     "drawn differently: they can only agree in kind, not in value"),
-    ("not-comparable", "paper1 workstation baseline",
-     lambda r: r.paper == "paper1" and r.quantity == "over_ultrasparc",
-     "compares Spert-II boards with a 1997 Ultra-Sparc; here the workers and the "
-     "workstation are the same CPU core, so there is no such ratio to measure"),
+]
+RULES_LAST = [
     ("not-comparable", "absolute time",
      lambda r: r.unit == "s" and r.kind in ("measured", "emulated"),
      "an absolute time with compute as measured on this 2026 machine (every profile here "
@@ -115,19 +89,31 @@ RULES = [
 ]
 
 
+def rules(paper: str) -> list:
+    """The rules a row of ``paper`` is tried against, in order: :data:`RULES_FIRST`, the
+    paper's own (``RULES`` of its report module, through the paper list), :data:`RULES_LAST`."""
+    import importlib
+
+    from reproduce.papers import BY_NAME
+
+    mod = (BY_NAME.get(paper) or {}).get("module")
+    own = getattr(importlib.import_module(f"{mod}.report"), "RULES", []) if mod else []
+    return [*RULES_FIRST, *own, *RULES_LAST]
+
+
 def rule_verdict(paper: str, table: str, quantity: str, cond: str, unit: str, *, kind: str,
                  reported) -> tuple[str, str] | None:
-    """The (verdict, reason) of the first rule of :data:`RULES` that matches a row with a
+    """The (verdict, reason) of the first rule of :func:`rules` that matches a row with a
     paper value, else None (the row keeps close/differs). Why a rule and not a flag per
-    row: the same kind of row gets the same verdict in every paper, and a reader sees
-    every exception in one table."""
+    row: the same kind of row gets the same verdict wherever it appears, and a reader sees
+    every exception of a paper in one table."""
     if reported is None or (isinstance(reported, float) and math.isnan(reported)):
         return None
     from types import SimpleNamespace
 
     r = SimpleNamespace(paper=paper, table=table, quantity=quantity, c=parse_condition(cond),
                         unit=unit, kind=kind, reported=reported)
-    for v, _name, test, reason in RULES:
+    for v, _name, test, reason in rules(paper):
         if test(r):
             return v, reason
     return None

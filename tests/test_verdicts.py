@@ -117,14 +117,29 @@ def test_no_paper_value_is_never_ruled():
     assert make(pos, reported=None)["verdict"] == "no-paper-value"
 
 
+def every_rule() -> list:
+    """The shared rules and every paper's own, each once."""
+    from reproduce.papers import PAPERS
+
+    return list({rule[1]: rule for p in PAPERS for rule in R.rules(p["name"])}.values())
+
+
 def test_every_rule_has_a_reason_and_a_known_verdict():
-    for v, name, test, reason in R.RULES:
+    for v, name, test, reason in every_rule():
         assert v in ("by-construction", "not-comparable") and name and reason and callable(test)
 
 
+def test_a_papers_own_rules_take_only_its_rows():
+    # the paper4 §5 rule is paper4's: the same row under paper3 keeps close/differs (control)
+    v, pos, _ = CASES["paper4 sec5"]
+    assert make(pos)["verdict"] == "not-comparable"
+    assert make({**pos, "paper": "paper3"})["verdict"] in ("close", "differs")
+
+
 def test_every_rule_has_a_case_here():
-    """Each rule of RULES is the one that takes some case's positive row."""
-    by_reason = {reason: name for _, name, _, reason in R.RULES}
+    """Each rule of :func:`reproduce.report.rules`, shared or a paper's own, is the one that
+    takes some case's positive row."""
+    by_reason = {reason: name for _, name, _, reason in every_rule()}
     taken = set()
     for _, pos, _ in CASES.values():
         got = R.rule_verdict(pos["paper"], pos["table"], pos["quantity"], pos["cond"], pos["unit"],

@@ -30,6 +30,14 @@ from reproduce.paper0.claims import implied_loop_speedup
 from reproduce.paper0.setup import MACHINE, NAME, NETS, NETTALK, REPORTED
 from reproduce.store import atomic_write
 
+# Rows this paper's verdict rules take (reproduce.report.rules; first match wins).
+RULES = [
+    ("by-construction", "paper0 corpus sizes",
+     lambda r: (r.quantity in ("corpus_words", "corpus_outputs")
+                and r.c.get("selection") == "fahlman-list-first-821"),
+     "fixed by construction: we take the paper's 821 words and its output code"),
+]
+
 
 def comparison_rows(results, sp: pd.DataFrame, setup, profiles, corpus_stats: dict, *,
                     cores: int) -> list[dict]:

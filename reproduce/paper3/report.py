@@ -14,6 +14,14 @@ from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_messag
 from reproduce.paper3.why import why_rows
 from reproduce.store import atomic_write
 
+# Rows this paper's verdict rules take (reproduce.report.rules; first match wins).
+RULES = [
+    ("not-comparable", "paper3 rows on gige2008",
+     lambda r: r.c.get("profile") == "gige2008",
+     "this machine's 2026 compute under the 2008 cluster's network (gige2008, its latency fitted "
+     "to Table 2): neither the paper's machine nor ours"),
+]
+
 TOL = R.DEFAULT_TOLERANCE
 KERNEL = "small"  # the reference kernel whose contention and straggler factors apply (parity layers)
 
