@@ -227,11 +227,18 @@ def origin_line(meta: dict) -> list[str]:
         return []
     code = o.get("code") or {}
     load = o.get("loadavg_start") or o.get("loadavg_1min_during_tasks") or "–"
+    earlier = o.get("cached_from") or []  # the run itself resumed from earlier invocations' tasks
+    resumed = (f" That run resumed from {len(earlier)} earlier invocation{'s' * (len(earlier) != 1)} at the "
+               "same code (" + "; ".join(f"{s.get('date_utc', '–')}: {s.get('tasks', '–')} tasks, "
+                                         f"{s.get('seconds', float('nan')):,.0f} s of tasks, load "
+                                         f"{s.get('load_1min', '–')} as its first task began" for s in earlier)
+               + f"), and computed {(o.get('tasks') or 0) - (o.get('tasks_from_cache') or 0)} itself."
+               if earlier else "")
     return [f"> **Rebuilt from the task cache** ({meta.get('tasks_from_cache')} of {meta.get('tasks')} "
             f"tasks). The task results (every measured and emulated time, every trained model) "
             f"were computed by the run of {o.get('date_utc', '–')} with the project at "
             f"`{(code.get('commit') or '–')[:7]}`, wall time {o.get('wall_s', float('nan')):.0f} s, "
-            f"load average {load} at its start; the profiles it measured at start-up are reused. "
+            f"load average {load} at its start; the profiles it measured at start-up are reused.{resumed} "
             f"This invocation ({meta.get('date_utc')}, project at "
             f"`{((meta.get('code') or {}).get('commit') or '–')[:7]}`) only recomposed the tables "
             "and text with the code as it stands (tools/rebuild_from_cache.py)."

@@ -97,7 +97,7 @@ def origin(summary: Path) -> dict:
     if meta.get("origin"):
         return meta["origin"]
     keys = ("date_utc", "code", "wall_s", "loadavg_start", "loadavg_end",
-            "loadavg_1min_during_tasks", "tasks", "tasks_from_cache", "platform", "cpu_count")
+            "loadavg_1min_during_tasks", "tasks", "tasks_from_cache", "platform", "cpu_count", "cached_from")
     return {k: meta[k] for k in keys if k in meta}
 
 
