@@ -193,8 +193,12 @@ def paper_help(name: str, results: Path = Path("results")) -> str:
 
         meta = json.loads(sj.read_text())["meta"]
         o = meta.get("origin") or meta
+        earlier = o.get("cached_from") or []  # a run resumed from earlier invocations: add their task time
         if "wall_s" in o:
-            took = (f"{o['wall_s'] / 60:.0f} min ({o['wall_s']:,.0f} s) on {o.get('cpu_count', '?')} cores, "
+            s = o["wall_s"] + sum(e.get("seconds") or 0 for e in earlier)
+            over = (f" over {len(earlier) + 1} invocations (the last one's wall time and the earlier ones' "
+                    "task time)" if earlier else "")
+            took = (f"{s / 60:.0f} min ({s:,.0f} s){over} on {o.get('cpu_count', '?')} cores, "
                     f"{str(o.get('date_utc', '?'))[:10]}, seeds {meta.get('seeds', '?')} "
                     f"({sj.as_posix()}); a --quick run's time is not recorded")
     return "\n".join([

@@ -113,6 +113,12 @@ def test_paper_help_gives_its_grid_time_and_outputs(capsys, tmp_path):
     assert f"({wall:,.0f} s)" in out and "claims.csv" in out and "results/quick/paper3/" in out
     # without a committed run, it says so instead of a time
     assert "no committed default run here" in C.paper_help("paper3", results=tmp_path)
+    # a run that resumed from earlier invocations counts their task time too
+    (tmp_path / "paper3").mkdir()
+    o = {"wall_s": 60.0, "cpu_count": 2, "date_utc": "2026-01-01T00:00:00Z",
+         "cached_from": [{"seconds": 540.0}, {"seconds": 600.0}]}
+    (tmp_path / "paper3" / "summary.json").write_text(json.dumps({"meta": {"origin": o, "seeds": "1..5"}}))
+    assert "20 min (1,200 s) over 3 invocations" in C.paper_help("paper3", results=tmp_path)
     assert C.main(["--help"]) == 0  # control: the general help
     general = capsys.readouterr().out
     assert "local_epochs" not in general and "usage: python -m reproduce" in general
