@@ -23,11 +23,12 @@ def _tasks(workers, profile=None):
 def test_without_a_profile_the_task_keys_are_as_before():
     assert profile_key(None) == {}
     em = [t for t in _tasks(2) if t.kind == "emulated"]
-    # the default's emulated runs (first seed only, setup.emulated_runs): 6 workers and the
-    # twin of the measured 2; no allreduce in the default (setup.allreduce_workers)
+    # the default's emulated runs: 6 workers on every seed (the 23 % claim rests on them), the
+    # twin of the measured 2 on the first seed only (setup.emulated_runs); no allreduce in the
+    # default (setup.allreduce_workers)
     assert [(t.name, t.params) for t in em] == [
         ("train", {"Q": 6, "workers": 2, "run": 0, "seed": 1}),
-        ("train", {"Q": 6, "workers": 6, "run": 0, "seed": 1})]
+        *[("train", {"Q": 6, "workers": 6, "run": i, "seed": 1 + i}) for i in range(5)]]
     assert {t.params["workers"] for t in _tasks(1) if t.kind == "emulated"} == {2, 6}  # nothing measured
 
 
@@ -40,6 +41,11 @@ def test_the_default_trains_five_seeds_where_the_claims_need_them():
         assert seeds(lambda p: p["workers"] == 1 and p["Q"] == q and "order" not in p) == [1, 2, 3, 4, 5]
     assert seeds(lambda p: p["workers"] == 2) == [1, 2, 3, 4, 5]
     assert seeds(lambda p: p.get("order") == "random") == [1]
+    em = [t for t in _tasks(2) if t.kind == "emulated"]
+    assert sorted(t.params["seed"] for t in em if t.params["workers"] == 6) == [1, 2, 3, 4, 5]
+    # control: on 6 cores the 6 workers are measured on every seed and nothing is emulated
+    # beyond them; only the first seed's twins remain
+    assert {(t.params["workers"], t.params["seed"]) for t in _tasks(6) if t.kind == "emulated"} == {(2, 1), (6, 1)}
     # control: the --full setup runs the ablations and the emulated runs on more seeds
     full = make_tasks(Run(PAPER, replace(DEFAULT, emulated_runs=5, ablation_runs=3, allreduce_workers=(2,)),
                           "full", 2, "local", 1, "/nonexistent"))

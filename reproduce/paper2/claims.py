@@ -348,8 +348,7 @@ def _fig5(results, *, setup, host: str, profile_name: str) -> dict:
     if GPUS in measured or GPUS in emulated:
         kind = "measured" if GPUS in measured else "emulated"
         red, m, lo, hi = summary(GPUS, kind, "fig5a-23pct")
-        few = (f"; only {len(red)} seed(s), fewer than {C.MIN_N}: a {GPUS}-worker emulated seed costs "
-               "~5 min on 2 cores, beyond paper2's default budget (setup.py emulated_runs; --full runs 5)"
+        few = (f"; only {len(red)} seed(s), fewer than {C.MIN_N} (--quick, or --runs below 5)"
                if len(red) < C.MIN_N else "")
         bs = ""
         if measured:
