@@ -129,7 +129,9 @@ class Evidence:
     ``beside``: other kinds' figures of the same quantity, one phrase (e.g. the emulated
     figure beside a measured one); ``reason``: the one-line why; ``few``: a figure of a
     preferred kind on fewer than :data:`MIN_N` runs, which this one stands in for
-    (:func:`fall_back`)."""
+    (:func:`fall_back`); ``construction``: set where the model fixes the figure's side by
+    its design (an emulated dip the barrier model puts there): the verdict is
+    ``by-construction`` on :data:`MIN_N` runs or more, never reproduced or not."""
 
     ours: float | str | None
     low: float = math.nan
@@ -143,6 +145,7 @@ class Evidence:
     method: str = METHOD
     best: object = None
     few: "Evidence | None" = None
+    construction: str = ""  # why the model fixes this figure's side by its design (verdict: by-construction)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -299,7 +302,7 @@ def verdict(claim: Claim, ev: Evidence) -> str:
     :data:`MIN_N` seeds or repetitions is ``inconclusive``, whatever its interval says."""
     if claim.rule:
         return claim.rule
-    if ev.kind == "modeled":
+    if ev.kind == "modeled" or (ev.construction and ev.n >= MIN_N):
         return "by-construction"
     if ev.n < MIN_N:
         return "inconclusive"
@@ -426,6 +429,10 @@ def judge(paper: str, claim: Claim, ev: Evidence) -> dict:
     if v == "by-construction" and ev.kind == "modeled" and not claim.rule:
         reason = ("deterministic (a formula, no seeds): by construction; on its values against the "
                   f"paper's it is {interval_verdict(claim, ev)}" + (f"; {reason}" if reason else ""))
+    elif v == "by-construction" and ev.construction and not claim.rule:
+        reason = (f"by construction of the model: {ev.construction}; the emulator cannot test the claim, so "
+                  f"no reproduced or not; on its values it is {interval_verdict(claim, ev)}"
+                  + (f"; {reason}" if reason else ""))
     elif v == "inconclusive" and _finite(ev.ours) and ev.n < MIN_N:
         reason = (f"{reason}; " if reason else "") + (
             f"rests on {ev.n} run{'s' * (ev.n != 1)}, fewer than {MIN_N}: not judged (its interval alone "

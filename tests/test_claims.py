@@ -125,6 +125,17 @@ def test_fall_back_judges_the_ample_figure_and_the_few_one_can_veto_it():
     assert C.judge("p", c, C.fall_back(wide, em_out))["verdict"] == "not-reproduced"
 
 
+def test_a_figure_fixed_by_the_models_construction_is_by_construction_never_reproduced():
+    up = C.Claim(id="d", quote="q", where="§1", test="direction", quantity="x", threshold=1.0, sense="<")
+    ev = C.Evidence(0.93, 0.92, 0.94, n=5, kind="emulated", construction="the model puts it there")
+    j = C.judge("p", up, ev)
+    assert j["verdict"] == "by-construction" and "the model puts it there" in j["reason"]
+    assert "on its values it is reproduced" in j["reason"]
+    # controls: the same interval without the flag is judged; with it on too few runs, inconclusive
+    assert C.verdict(up, C.Evidence(0.93, 0.92, 0.94, n=5, kind="emulated")) == "reproduced"
+    assert C.verdict(up, C.Evidence(0.93, 0.92, 0.94, n=2, kind="emulated", construction="x")) == "inconclusive"
+
+
 def test_more_runs_are_not_promised_where_they_would_land_against_the_few_figure():
     c = ratio_claim()  # band [8, 12]
     host_out = C.Evidence(14.0, 13.0, 15.0, n=3, kind="measured", host="big16")  # alone: not reproduced
