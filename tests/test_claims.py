@@ -346,9 +346,14 @@ def test_committed_claims_follow_from_their_own_numbers(name):
     assert set(df.claim) == set(declared), "claims.csv is not the package's CLAIMS (regenerate)"
     for _, r in df.iterrows():
         c = declared[r.claim]
-        ev = C.Evidence(r.ours, r.ours_low, r.ours_high, n=int(r.n), kind=r.kind)
+        # what the row's reason records beside its numbers: a figure the model fixes by design
+        # (Evidence.construction) or one the host's fewer runs contradict (claims.vetoed)
+        why = str(r.reason)
+        ev = C.Evidence(r.ours, r.ours_low, r.ours_high, n=int(r.n), kind=r.kind,
+                        construction="recorded" if why.startswith("by construction of the model:") else "")
         if not c.rule:
-            assert r.verdict == C.verdict(c, ev), r.claim
+            expect = "inconclusive" if "the two disagree" in why else C.verdict(c, ev)
+            assert r.verdict == expect, r.claim
         if c.test == "choice" and r.verdict not in ("by-construction", "not-comparable") and pd.notna(r.ours):
             assert pd.notna(r.best), f"{name} {r.claim}: a choice names our best option"
         # judged (reproduced / not-reproduced) only on an interval from at least 5 runs; a choice's
