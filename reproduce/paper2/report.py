@@ -9,6 +9,7 @@ from engine.schedule import optimal_buckets
 from reproduce import claims as C
 from reproduce import report as R
 from reproduce.paper2 import claims as P2C
+from reproduce.paper2 import why as P2W
 from reproduce.paper2.setup import BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3
 from reproduce.paper2.tasks import curve, dataset_of, layout_table, loss_at
 from reproduce.paper2.timing_k import NAME as TIMING_K
@@ -616,6 +617,8 @@ def write(run, results, meta) -> dict:
     out, setup, quick_shrunk = run.out, run.setup, run.quick_shrunk
     profile, data = run.context["profiles"][0], dataset_of(setup)
     rows, ctx = comparison_rows(results, data=data, setup=setup, profile=profile)
+    ctx["why"] = w = P2W.compute(results, setup=setup)  # the why behind the verdicts (issue 34)
+    rows += P2W.rows(w)
     cores = meta["cpu_count"]
     pairs = validation_pairs(results, cores)
     label_rows(rows, pairs, cores)
@@ -623,9 +626,10 @@ def write(run, results, meta) -> dict:
     rows += R.validation_rows(NAME, pairs, profile="/".join(names) or profile.name)
     ctx["pairs"], ctx["emulated_profiles"] = pairs, names
     # the claims first (issue 30): each judged on an interval over seeds or repetitions
-    cdf = C.evaluate(NAME, P2C.CLAIMS, P2C.evidence(
-        results, setup=setup, lengths=data.lengths[np.asarray(data.train)],
-        host=P2C.host_of(meta), profile_name="/".join(names) or profile.name))
+    ev = P2C.evidence(results, setup=setup, lengths=data.lengths[np.asarray(data.train)],
+                      host=P2C.host_of(meta), profile_name="/".join(names) or profile.name)
+    P2W.cite(ev, w)  # each verdict's reason names the decomposition behind it
+    cdf = C.evaluate(NAME, P2C.CLAIMS, ev)
     C.write(out, cdf)
     figs = plots(out, data=data, setup=setup, ctx=ctx, quick=run.mode == "quick")
     figs_claims(out, cdf, figs, quick=run.mode == "quick")

@@ -6,6 +6,7 @@ import numpy as np
 from reproduce import claims as C
 from reproduce import report as R
 from reproduce.paper2.setup import GPUS, LOSS_REDUCTION_6, SPEEDUP_Q3
+from reproduce.paper2 import why as P2W
 from reproduce.paper2.tasks import loss_at
 
 
@@ -180,6 +181,7 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data, 
     L += [R.HEADLINE_MARK + hl, ""] if hl else []
     L += R.origin_line(meta)
     L += R.jobs_line(meta)
+    L += P2W.section(ctx["why"]) if "why" in ctx else []  # the first section after the claims
     L += ["## Conditions", "",
           f"- Data: {len(data.seqs):,} synthetic pen trajectories (datasets/handwriting.py: Hershey "
           f"fonts, CMU-dictionary words, {setup.n_writers} writers with their own slant, size, "
@@ -321,11 +323,12 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data, 
                     and r.reported is not None else "") + ")."
                  + (" Same plateau caveat as Fig. 3." if plateau else ""))
     if len(red) and not plateau:
-        L.append("- **Why more workers do not help here** (our reading, not measured separately): "
-                 "at equal training time every worker makes as many ADADELTA updates as the single "
+        L.append("- **Why more workers do not help here**: measured in the section Why, where each "
+                 "comparison is split into the loss at equal passes (the averaging's cost) and the gain "
+                 "from the passes P workers make in the same time. A mechanism for the averaging's cost, "
+                 "not measured separately: every worker makes as many ADADELTA updates as the single "
                  "worker, but on its own 1/P of the data, and eq. (3) then averages P models that "
-                 "moved in different directions, so an epoch of P workers moves the model less "
-                 "than P epochs of one. The paper credits its 23 % to shortest-bucket-first order "
+                 "moved in different directions. The paper credits its 23 % to shortest-bucket-first order "
                  "within an epoch; our 1-worker runs use that order too (its effect alone is the "
                  "bucket-order finding above), so it cannot favour the P-worker runs here.")
     for P, (cb, sb) in sorted(ctx.get("steps_bound", {}).items()):

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from reproduce import claims
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.paper3 import claims as P3
 from reproduce.paper3.setup import NAME
 
@@ -61,9 +61,7 @@ def why_intervals(recs: dict, *, label: str) -> dict:
     bootstrap over seeds (:func:`reproduce.claims.over_seeds`). The records are per-seed
     tuples and all three draw from the same ``label``, so every resample takes the same
     seeds for the three: in each, gmean(passes) · gmean(time per pass) = gmean(speed-up)."""
-    recs = [recs[s] for s in sorted(recs)]
-    return {q: claims.over_seeds(recs, lambda r, k=k: claims.gmean([x[k] for x in r]), label=label)
-            for k, q in enumerate(WHY)}
+    return W.factor_intervals([recs[s] for s in sorted(recs)], WHY, label=label)
 
 
 def why_rows(runs: pd.DataFrame, *, over=None) -> list[dict]:
@@ -100,6 +98,6 @@ def why_rows(runs: pd.DataFrame, *, over=None) -> list[dict]:
                 "speedup": f"serial time{scaled} / PPT time = passes_ratio × time_per_pass_ratio per seed; {how}"}
             for q in WHY:
                 est, lo, hi = iv[q]
-                rows.append(R.row(NAME, "why", q, cond, "x", ours=est, low=lo, high=hi, kind=kind,
+                rows.append(R.row(NAME, W.TABLE, q, cond, "x", ours=est, low=lo, high=hi, kind=kind,
                                   runs=len(recs), note=notes[q]))
     return rows

@@ -1,0 +1,51 @@
+"""The why behind a verdict (issue "The why behind every verdict"): a figure split into
+factors whose product it is, per seed or repetition, with intervals that share their
+resamples, so that in every resample the factors' geometric means multiply to the
+figure's. Each paper's ``why`` module says what its factors are; this module knows no
+paper. The rows go into comparison.csv as table ``why``; each report shows them in its
+"Why" section, below the claims."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from reproduce import claims
+
+TABLE = "why"  # the comparison table that holds every decomposition
+
+
+def factor_intervals(records: Sequence[tuple], names: Sequence[str], *, label: str) -> dict:
+    """{name: (geometric mean over records, low, high)} for the factors of ``records`` (one
+    tuple per seed or repetition, one entry per name), each interval the 95 % percentile
+    bootstrap over records (:func:`reproduce.claims.over_seeds`). All draw from the same
+    ``label``, so every resample takes the same records for every factor."""
+    recs = list(records)
+    return {q: claims.over_seeds(recs, lambda r, k=k: claims.gmean([x[k] for x in r]), label=label)
+            for k, q in enumerate(names)}
+
+
+def ci(est: float, lo: float = math.nan, hi: float = math.nan, fmt: str = ".3g") -> str:
+    """"est [lo, hi]", or "est" without an interval, or "–" for no estimate."""
+    if not (isinstance(est, (int, float)) and math.isfinite(est)):
+        return "–"
+    s = f"{est:{fmt}}"
+    return s + (f" [{lo:{fmt}}, {hi:{fmt}}]" if math.isfinite(lo) and math.isfinite(hi) else "")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    """A markdown table."""
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def emulated_parts(profile, P: int, compute_s: float, collectives=(), *, kernel: str = "small") -> dict:
+    """An emulated time taken apart (the issue: "split every emulated time into compute,
+    collective and straggler wait, each named"): {"compute": …, "straggler_wait": …, op: …}
+    in seconds, one entry per collective op, summing to ``profile.emulate``'s compute +
+    communication for the same arguments (engine/perfmodel.py ``MachineProfile.emulate``,
+    whose own pieces these are: ``compute_scale``, ``sync_wait``, ``collective_time``)."""
+    c = compute_s * profile.compute_scale(P, kernel)
+    parts = {"compute": c, "straggler_wait": profile.sync_wait(P, c, kernel)}
+    for op, nbytes, n in collectives:
+        parts[op] = parts.get(op, 0.0) + n * profile.collective_time(op, P, int(nbytes))
+    return parts

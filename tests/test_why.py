@@ -1,0 +1,54 @@
+"""reproduce/why.py, the shared half of the issue "The why behind every verdict": factors
+whose geometric means multiply to the figure's, with intervals that share their resamples
+(a worked example and a negative control), and an emulated time taken apart into pieces
+that sum to the emulator's own total, on an α/β and on a calibrated profile."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.perfmodel import MachineProfile
+from reproduce import why as W
+
+PROFILES = sorted((Path(__file__).parents[1] / "engine" / "profiles").glob("*.json"))
+
+
+def test_factor_means_multiply_to_the_figures_mean():
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.5, 2, 7), rng.uniform(0.5, 2, 7)
+    recs = [(x, y, x * y) for x, y in zip(a, b)]
+    iv = W.factor_intervals(recs, ("a", "b", "ab"), label="test why")
+    assert iv["a"][0] * iv["b"][0] == pytest.approx(iv["ab"][0], rel=1e-12)
+    assert iv["ab"][0] == pytest.approx(math.exp(np.mean(np.log(a * b))), rel=1e-12)
+    for lo_est_hi in iv.values():
+        assert lo_est_hi[1] <= lo_est_hi[0] <= lo_est_hi[2]
+    # the same label draws the same resamples: a factor equal to the figure gets its interval
+    same = W.factor_intervals([(r[2], r[2]) for r in recs], ("x", "y"), label="test why")
+    assert same["x"] == same["y"]
+    # negative control: records that do not multiply give means that do not either
+    bad = W.factor_intervals([(x, y, x * y * 1.1) for x, y in zip(a, b)], ("a", "b", "ab"), label="test why")
+    assert bad["a"][0] * bad["b"][0] != pytest.approx(bad["ab"][0], rel=1e-3)
+
+
+def test_one_record_gives_no_interval():
+    iv = W.factor_intervals([(2.0, 3.0)], ("x", "y"), label="t")
+    assert iv["x"][0] == 2.0 and math.isnan(iv["x"][1]) and W.ci(*iv["x"]) == "2"
+    assert W.ci(math.nan) == "–" and W.ci(1.5, 1.0, 2.0, ".2f") == "1.50 [1.00, 2.00]"
+
+
+@pytest.mark.parametrize("path", PROFILES + [None], ids=lambda p: p.stem if p else "alpha-beta")
+def test_emulated_parts_sum_to_the_emulators_total(path):
+    prof = MachineProfile.load(path) if path else MachineProfile("ab", 5e-6, 1e9, source="test")
+    coll = [("allreduce", 8_016, 100), ("barrier", 0, 200), ("allreduce", 64, 3)]
+    for P in (2, 6, 16, 40):
+        c, comm = prof.emulate(P, 1.5, coll)
+        parts = W.emulated_parts(prof, P, 1.5, coll)
+        assert sum(parts.values()) == pytest.approx(c + comm, rel=1e-12)
+        assert parts["compute"] == pytest.approx(c, rel=1e-15) and set(parts) == {
+            "compute", "straggler_wait", "allreduce", "barrier"}
+        # negative control: without the collectives only compute and the wait remain
+        assert sum(W.emulated_parts(prof, P, 1.5).values()) == pytest.approx(sum(prof.emulate(P, 1.5)), rel=1e-12)
+        assert sum(W.emulated_parts(prof, P, 1.5).values()) < sum(parts.values())
