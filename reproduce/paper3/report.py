@@ -11,7 +11,7 @@ from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce.paper3 import claims as P3
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
-from reproduce.paper3.why import why_rows
+from reproduce.paper3.why import cite, why_rows
 from reproduce.store import atomic_write
 
 # Rows this paper's verdict rules take (reproduce.report.rules; first match wins).
@@ -399,8 +399,9 @@ def write(run, results, meta) -> dict:
     manycore.append_beyond_note(why, here.name, pairs)  # as the other emulated rows say it
     rows += why
     # the claims (issue 30), judged on intervals: reproduce/paper3/claims.py
-    cdf = claims.evaluate(NAME, P3.CLAIMS, P3.evidence(runs, setup=setup, here=here.name, over=over,
-                                                      manycore_records=many))
+    ev = P3.evidence(runs, setup=setup, here=here.name, over=over, manycore_records=many)
+    cite(ev, rows, here=here.name)  # the reasons name the split behind them (the Why section)
+    cdf = claims.evaluate(NAME, P3.CLAIMS, ev)
     claims.write(out, cdf)
     figs = plots(out, runs, best, quick=run.mode == "quick")
     figs = claims_plot(out, runs, here=here.name, setup=setup, quick=run.mode == "quick") + figs

@@ -101,3 +101,59 @@ def why_rows(runs: pd.DataFrame, *, over=None) -> list[dict]:
                 rows.append(R.row(NAME, W.TABLE, q, cond, "x", ours=est, low=lo, high=hi, kind=kind,
                                   runs=len(recs), note=notes[q]))
     return rows
+
+
+# ---- the claims' reasons cite the split -------------------------------------------------------
+def _cells(rows: list[dict], table: str, P: int, profile: str | None) -> dict:
+    """{local epoch: {quantity: row}} of ``table`` at P nodes for one timing source (profile
+    None: measured)."""
+    out: dict = {}
+    for r in rows:
+        if r["table"] != table:
+            continue
+        c = dict(x.split("=", 1) for x in r["condition"].split(";"))
+        if c.get("nodes") == str(P) and c.get("profile") == profile and "oversubscribed" not in c:
+            out.setdefault(int(c["local_epoch"]), {})[r["quantity"]] = r
+    return out
+
+
+def cite(ev: dict, rows: list[dict], *, here: str) -> None:
+    """Add to the reasons of the best-local-epoch and communication-share claims the split
+    behind them (the why rows and table 2's emulated shares), in place."""
+    for P in (2, 4, 8):
+        e = ev.get(f"best-local-epoch-{P}")
+        if e is None or e.ours is None:
+            continue
+        cells = _cells(rows, W.TABLE, P, None if e.kind == "measured" else here)
+        per = {m: q for m, q in sorted(cells.items()) if all(k in q and math.isfinite(q[k]["ours"]) for k in WHY)}
+        if len(per) < 2:
+            continue
+        txt = ", ".join(f"{m}: {q['passes_ratio']['ours']:.3g}× fewer passes × {q['time_per_pass_ratio']['ours']:.3g}× "
+                        f"per pass = {q['speedup']['ours']:.3g}×" for m, q in per.items())
+        ms = list(per)
+        passes = [per[m]["passes_ratio"]["ours"] for m in ms]
+        pace = [per[m]["time_per_pass_ratio"]["ours"] for m in ms]
+        trend = ""
+        if passes == sorted(passes, reverse=True) and pace == sorted(pace):
+            fall, rise = passes[0] / passes[-1], pace[-1] / pace[0]
+            how = ("the passes fall faster than the pace rises" if fall > 1.05 * rise else
+                   "the pace rises faster than the passes fall" if rise > 1.05 * fall else
+                   "the two move about alike")
+            trend = (f": a smaller local epoch needs fewer passes (256/m batch-sized steps a pass, "
+                     f"combine=sum), a larger one makes faster passes; from {ms[0]} to {ms[-1]} the passes "
+                     f"needed grow {fall:.3g}× and the pace {rise:.3g}×: {how}")
+        e.reason += f"; why (section Why), speed-up over serial by local epoch (geometric means) {txt}{trend}"
+    e = ev.get("comm-share-falls-with-local-epoch")
+    if e is not None:
+        parts = []
+        for prof in ("gige2008", here):
+            cells = _cells(rows, "table2", 8, prof)
+            s = {m: q["comm_share"]["ours"] for m, q in sorted(cells.items()) if "comm_share" in q}
+            if len(s) >= 2:
+                lo_m, hi_m = min(s), max(s)
+                parts.append(f"emulated on {prof} {s[lo_m]:.0%} at {lo_m} and {s[hi_m]:.0%} at {hi_m}")
+        if parts:
+            e.reason += ("; why (table 2's emulated shares: per round the same allgather against compute "
+                         "that grows with the local epoch): " + ", ".join(parts)
+                         + ": the share falls on every profile, and how far from 1 it starts is the network's "
+                           "allgather time against the round's compute")
