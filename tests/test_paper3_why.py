@@ -170,3 +170,50 @@ def test_comm_share_reason_cites_table2s_emulated_shares():
     ev = {"comm-share-falls-with-local-epoch": C.Evidence(0.02, -0.05, 0.09, n=6, host="h")}
     cite(ev, [], here="here")
     assert ev["comm-share-falls-with-local-epoch"].reason == ""
+
+
+def with_lr_study(runs: pd.DataFrame, epochs, f: int = 8) -> pd.DataFrame:
+    """``runs`` and serial runs at f·η (study "lr×f", reproduce/paper3/tasks.py), one per seed."""
+    lr = runs[runs.name == "serial"].copy()
+    lr["study"], lr["epochs"], lr["time_s"] = f"lr×{f}", list(epochs), 99.0  # its own time is not used
+    return pd.concat([runs, lr], ignore_index=True)
+
+
+def test_serial_at_p_eta_splits_the_speedup_into_the_step_and_the_nodes_by_hand():
+    from reproduce.paper3.why import LR, ablation_rows, lr_records
+
+    e_lr = [125.0, 150.0, 100.0, 125.0, 137.5, 112.5]  # serial at 8·η: 8× fewer passes than E_SERIAL
+    runs = with_lr_study(frame(), e_lr)
+    recs, left = lr_records(runs, 8, 32, HERE, 8)
+    assert left == 0
+    # seed 1 by hand: serial 2 s over 1000 passes, at 8·η 125 passes (8×), timed at 2 ms a pass =
+    # 0.25 s; PPT 0.5 s over 200 passes: speed-up 4 = 8 × (0.25 / 0.5); PPT's passes beyond 125/200
+    assert recs[1] == pytest.approx((8.0, 0.5, 4.0, 0.625), rel=1e-12)
+    for s in SEEDS:
+        assert recs[s][0] * recs[s][1] == pytest.approx(recs[s][2], rel=1e-12)
+    d = R.frame(ablation_rows(runs, DEFAULT, source_for=lambda P: HERE if P == 8 else None)).set_index("quantity")
+    assert list(d.index) == list(LR) and (d.condition == COND + ";baseline=serial lr×8").all()
+    assert d.loc["lr_passes_ratio", "ours"] == pytest.approx(8.0, rel=1e-12)
+    assert d.loc["speedup", "ours"] == pytest.approx(why(frame()).loc["speedup", "ours"], rel=1e-12)
+    # negative control: a larger step that saves nothing leaves the whole speed-up to the nodes
+    flat = with_lr_study(frame(), E_SERIAL)
+    recs = lr_records(flat, 8, 32, HERE, 8)[0]
+    assert all(recs[s][0] == 1.0 and recs[s][1] == pytest.approx(recs[s][2], rel=1e-12) for s in SEEDS)
+    # a seed without its ablation run is left out and counted
+    part = runs[~((runs.study == "lr×8") & (runs.seed == 6))]
+    recs, left = lr_records(part, 8, 32, HERE, 8)
+    assert sorted(recs) == [1, 2, 3, 4, 5] and left == 1
+
+
+def test_speedup_claim_cites_the_ablation():
+    from reproduce import claims as C
+    from reproduce.paper3.why import ablation_rows, cite
+
+    runs = with_lr_study(frame(), [125.0, 150.0, 100.0, 125.0, 137.5, 112.5])
+    rows = ablation_rows(runs, DEFAULT, source_for=lambda P: HERE if P == 8 else None)
+    ev = {"speedup-8-nodes": C.Evidence(6.5, 5.5, 7.6, n=6, host="h")}
+    cite(ev, rows, here="here")
+    assert "serial batch at 8·η needs 8" in ev["speedup-8-nodes"].reason
+    ev = {"speedup-8-nodes": C.Evidence(6.5, 5.5, 7.6, n=6, host="h")}
+    cite(ev, [], here="here")  # control: no ablation, no sentence
+    assert ev["speedup-8-nodes"].reason == ""

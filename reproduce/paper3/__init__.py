@@ -9,4 +9,4 @@ tables, plots and report.md. ``python -m reproduce paper3`` runs it through
 from reproduce.harness import Paper
 from reproduce.paper3 import setup, tasks
 
-PAPER = Paper.of(setup, tasks, cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs"))
+PAPER = Paper.of(setup, tasks, cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs", "lr_scales"))

@@ -94,7 +94,7 @@ def extract_host(folder: Path | None = None) -> list[dict]:
         d = {"invocation": name, "serial_s": None, "time_s": {}, "comm_share": {}}
         for r in csv.DictReader((folder / name / "paper3" / "comparison.csv").open()):
             c = _cond(r["condition"])
-            if r["kind"] != "measured" or not r["ours"] or {"profile", "init", "combine"} & set(c):
+            if r["kind"] != "measured" or not r["ours"] or {"profile", "init", "combine", "lr_scale"} & set(c):
                 continue
             if r["quantity"] == "total_time" and r["condition"] == "nodes=1":
                 d["serial_s"] = float(r["ours"])

@@ -11,7 +11,7 @@ from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce.paper3 import claims as P3
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
-from reproduce.paper3.why import cite, why_rows
+from reproduce.paper3.why import ablation_rows, cite, why_rows
 from reproduce.store import atomic_write
 
 # Rows this paper's verdict rules take (reproduce.report.rules; first match wins).
@@ -64,7 +64,7 @@ def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS)
     median serial here × the profile's compute ratio / median emulated time (as the hosts'
     reports take it: serial median / PPT median), time_s that median emulated time."""
     serial = [res["time_s"] for t, res in results
-              if t.name == "serial" and "init" not in t.params and t.params["seed"] in seeds
+              if t.name == "serial" and study_of(t.params) == "main" and t.params["seed"] in seeds
               and res["converged"]]
     runs: dict = {}
     for t, res in results:
@@ -83,6 +83,14 @@ def manycore_emulated(results, profile: MachineProfile, *, seeds=manycore.SEEDS)
     return out
 
 
+def study_of(params: dict) -> str:
+    """The study a run belongs to: "main" (the paper's setup), or its ablation (tasks.py):
+    "fann0.1" (FANN's init), "mean" (combine=mean), "lr×f" (serial at f·η)."""
+    if "lr_scale" in params:
+        return f"lr×{params['lr_scale']:g}"
+    return params.get("init") or params.get("combine") or "main"
+
+
 def runs_frame(results, profiles) -> pd.DataFrame:
     """One row per run and timing source (measured, or emulated on each profile).
     ``serial_scale``: what the serial time measured here is multiplied by to put it on the
@@ -93,7 +101,7 @@ def runs_frame(results, profiles) -> pd.DataFrame:
         cached = res.get("_cached_from") or {}  # reproduce/runner.py: which invocation timed it
         base = {"invocation": cached.get("invocation", "this run"), "timed": cached.get("date_utc", "this run"),
                 "name": t.name, "nodes": p["nodes"], "local_epoch": p.get("local_epoch"),
-                "run": p["run"], "seed": p["seed"], "study": p.get("init") or p.get("combine") or "main",
+                "run": p["run"], "seed": p["seed"], "study": study_of(p),
                 **{k: res[k] for k in ("converged", "rounds", "epochs", "final_mse")},
                 "cap": res.get("max_epochs", math.nan)}  # the epochs it was allowed (tasks.extend)
         if t.kind == "measured":
@@ -213,10 +221,12 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
             rows.append(srow("table2", "comm_share", cond, "fraction", sc, reported=c_rep,
                              kind=g.kind.iloc[0]))
     # Our own checks, no paper value.
-    for study, name, P, m, what in (("fann0.1", "serial", 1, None, "serial batch from FANN's default "
-                                     "init uniform ±0.1"),
-                                    ("mean", "pattern", 8, 32, "updates averaged (combine=mean) "
-                                     "instead of summed")):
+    checks = [("fann0.1", "serial", 1, None, {"init": "uniform0.1"}, "serial batch from FANN's default "
+               "init uniform ±0.1"),
+              ("mean", "pattern", 8, 32, {"combine": "mean"}, "updates averaged (combine=mean) instead of summed")]
+    checks += [(f"lr×{f:g}", "serial", 1, None, {"lr_scale": f"{f:g}"}, f"serial batch at {f:g}·η = "
+                f"{f * setup.lr:g}, the step of {f:g} nodes' summed updates (§4.1)") for f in setup.lr_scales]
+    for study, name, P, m, cond, what in checks:
         g = runs[(runs.study == study) & (runs.name == name)]
         g = g[g.source == g.source.iloc[0]] if not g.empty else g
         if g.empty:
@@ -224,9 +234,7 @@ def comparison_rows(runs: pd.DataFrame, setup, *, over=None) -> tuple[list[dict]
         se = stats(g, "epochs")
         kind = "measured" if name == "serial" else "emulated"
         rows.append(srow("extra", "epochs_to_train",
-                         R.condition(nodes=P, local_epoch=m, oversubscribed=ov(P, kind),
-                                     **({"init": "uniform0.1"} if study == "fann0.1"
-                                        else {"combine": "mean"})),
+                         R.condition(nodes=P, local_epoch=m, oversubscribed=ov(P, kind), **cond),
                          "epochs", se, kind=kind,
                          note=f"{what}; {_succ(se)}" + _failed_at(g)))
     return rows, best
@@ -396,6 +404,11 @@ def write(run, results, meta) -> dict:
     many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
     rows += manycore.csv_rows(NAME, many)
     why = why_rows(runs, over=over)  # the why behind each speed-up: fewer passes × faster passes
+
+    def source_for(P):  # the ablations' PPT timing: measured on free cores, else emulated on `here`
+        measured = runs[(runs.name == "pattern") & (runs.nodes == P) & (runs.source == "measured")]
+        return "measured" if not measured.empty and not over(P) else f"emulated ({here.name})"
+    why += ablation_rows(runs, setup, source_for=source_for)
     manycore.append_beyond_note(why, here.name, pairs)  # as the other emulated rows say it
     rows += why
     # the claims (issue 30), judged on intervals: reproduce/paper3/claims.py

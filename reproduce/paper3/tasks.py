@@ -48,6 +48,8 @@ def make_tasks(run) -> list[Task]:
                       {"nodes": 1, "run": i, "seed": seed + i, "init": "fann0.1"}))
         T.append(Task("pattern", "emulated", 1, {"nodes": 8, "local_epoch": 32, "run": i,
                                                  "seed": seed + i, "combine": "mean"}))
+        for f in setup.lr_scales:  # serial at η·P: the summed update's step without the nodes
+            T.append(Task("serial", "measured", 1, {"nodes": 1, "run": i, "seed": seed + i, "lr_scale": f}))
     return T
 
 
@@ -95,7 +97,7 @@ def run_task(task: Task, comm, run) -> dict | None:
         scale = 0.1 if p.get("init") == "fann0.1" else setup.init_scale
         init_rng, _ = worker_seeds(p["seed"], 0)  # same initial weights as PPT with this seed
         net.init_uniform(init_rng, scale=scale)
-        rec = train_serial(net, X, T, lr=setup.lr, momentum=setup.momentum,
+        rec = train_serial(net, X, T, lr=setup.lr * p.get("lr_scale", 1), momentum=setup.momentum,
                            threshold=setup.threshold, max_epochs=cap)
         return {**_common(rec, cap), "time_s": rec.wall_s}
     cfg = PPTConfig(local_epoch=p["local_epoch"], lr=setup.lr, momentum=setup.momentum, k=setup.k,

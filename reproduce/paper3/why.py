@@ -103,6 +103,113 @@ def why_rows(runs: pd.DataFrame, *, over=None) -> list[dict]:
     return rows
 
 
+# ---- ablations: the summed update's step without the nodes, and combine=mean -----------------
+# The issue "The why behind every verdict" asks for serial at η·P and PPT with combine=mean
+# (tasks.py runs them on the first ablation_runs seeds). A P-node PPT round sums P nodes'
+# updates (§4.1), a step about P times a batch step's, so part of "fewer passes" may be the
+# larger step alone. Per seed, with the main serial run (time T_s over E_s passes), the
+# serial run at f·η (E_f passes, timed at the main run's pace T_s/E_s, the same net and
+# data: the learning rate does not change a pass's work) and the PPT run (T_PPT, E_PPT):
+# speed-up T_s/T_PPT = (E_s/E_f: the step alone) × (E_f·T_s/E_s / T_PPT: PPT over serial at
+# f·η); E_f/E_PPT the passes PPT saves beyond the step.
+LR = ("lr_passes_ratio", "speedup_over_lr_serial", "speedup", "passes_beyond_lr")
+
+
+def _study_epochs(runs: pd.DataFrame, study: str, name: str) -> dict:
+    """{seed: epochs} of a study's converged runs (one timing source: epochs do not depend on it)."""
+    g = runs[(runs.study == study) & (runs.name == name) & runs.converged]
+    g = g[g.source == g.source.iloc[0]] if not g.empty else g
+    return {int(s): float(e) for s, e in zip(g.seed, g.epochs)}
+
+
+def lr_records(runs: pd.DataFrame, P: int, m: int, source: str, f: float) -> tuple[dict, int]:
+    """({seed: the four :data:`LR` values}, seeds left out) for PPT at (P, m) from ``source``
+    against the serial runs at η and at f·η of the same seed (see above)."""
+    pairs, _ = paired_runs(runs, P, m, source)
+    e_f = _study_epochs(runs, f"lr×{f:g}", "serial")
+    seeds = sorted(set(e_f) | set(pairs))
+    recs = {s: (es / e_f[s], (e_f[s] * ts / es) / tp, ts / tp, e_f[s] / ep)
+            for s, (ts, es, tp, ep) in pairs.items() if s in e_f}
+    return recs, len(seeds) - len(recs)
+
+
+def ablation_rows(runs: pd.DataFrame, setup, *, source_for) -> list[dict]:
+    """Table ``why`` rows of the ablations: for each f in setup.lr_scales, PPT at P = f nodes
+    and local epoch 32 (§5's best at 8 nodes) split by :func:`lr_records`, from the timing
+    ``source_for(P)`` gives; and the passes of serial over PPT with combine=mean (8 nodes,
+    local epoch 32), against the main study's combine=sum."""
+    rows = []
+    for f in setup.lr_scales:
+        P, m = int(f), 32
+        src = source_for(P)
+        if src is None:
+            continue
+        recs, left = lr_records(runs, P, m, src, f)
+        if not recs:
+            continue
+        prof = runs[runs.source == src].profile.iloc[0] or None
+        kind = "measured" if prof is None else "emulated"
+        cond = R.condition(nodes=P, local_epoch=m, profile=prof, baseline=f"serial lr×{f:g}")
+        iv = W.factor_intervals([recs[s] for s in sorted(recs)], LR, label=f"{NAME} why lr {cond}")
+        how = (f"geometric mean over {len(recs)} seeds paired by seed, 95 % bootstrap over seeds, one resample "
+               "for the four" + (f"; {left} seed(s) left out (a run hit the cap, or no ablation run)" if left else ""))
+        notes = {"lr_passes_ratio": f"serial passes at η / at {f:g}·η: what the larger step alone saves",
+                 "speedup_over_lr_serial": (f"serial at {f:g}·η (its passes × the main serial run's time per "
+                                            "pass, same seed) / PPT time: the speed-up left to the nodes"),
+                 "speedup": "serial time at η / PPT time = the two factors' product",
+                 "passes_beyond_lr": f"serial passes at {f:g}·η / PPT passes"}
+        for q in LR:
+            est, lo, hi = iv[q]
+            rows.append(R.row(NAME, W.TABLE, q, cond, "x", ours=est, low=lo, high=hi, kind=kind,
+                              runs=len(recs), note=f"{notes[q]}; {how}"))
+    es, em = serial_epochs(runs), _study_epochs(runs, "mean", "pattern")
+    both = sorted(set(es) & set(em))
+    if both:
+        est, lo, hi = W.factor_intervals([(es[s] / em[s],) for s in both], ("passes_ratio",),
+                                         label=f"{NAME} why combine=mean")["passes_ratio"]
+        rows.append(R.row(NAME, W.TABLE, "passes_ratio", R.condition(nodes=8, local_epoch=32, combine="mean"),
+                          "x", ours=est, low=lo, high=hi, kind="emulated", runs=len(both),
+                          note="serial passes / PPT passes with the nodes' updates averaged (combine=mean) "
+                               "instead of summed; geometric mean over seeds paired by seed, 95 % bootstrap"))
+    return rows
+
+
+def serial_epochs(runs: pd.DataFrame) -> dict:
+    return _study_epochs(runs, "main", "serial")
+
+
+def ablation_lines(df: pd.DataFrame) -> list[str]:
+    """The Why section's ablation paragraph, from the rows of :func:`ablation_rows`."""
+    w = df[(df.table == W.TABLE) & df.condition.str.contains("baseline=serial lr")]
+    L = []
+    if not w.empty:
+        L += ["", "**Ablation: serial batch training at P·η.** A PPT round sums P nodes' updates (§4.1), a step "
+              "about P times a batch step's. Serial runs at P·η (the same seeds) take the larger step apart from "
+              "the nodes: speed-up = (serial passes at η ÷ at P·η: the step alone) × (serial at P·η ÷ PPT, time: "
+              "what the nodes add). Serial at P·η is timed at the main serial run's pace per pass.", ""]
+        cells: dict = {}
+        for r in w.itertuples():
+            cells.setdefault(r.condition, {})[r.quantity] = r
+        body = []
+        for cond, q in cells.items():
+            c = dict(x.split("=", 1) for x in cond.split(";"))
+            if all(k in q for k in LR):
+                body.append([c["nodes"], c["local_epoch"], f"emulated ({c['profile']})" if "profile" in c else "measured"]
+                            + [W.ci(q[k].ours, q[k].ours_low, q[k].ours_high) for k in LR] + [q["speedup"].runs])
+        L += W.table(["nodes", "local epoch", "timing", "the step alone (passes, η ÷ P·η)",
+                      "× the nodes (time, serial at P·η ÷ PPT)", "= speed-up", "PPT's passes beyond the step",
+                      "seeds"], body)
+    mean = df[(df.table == W.TABLE) & df.condition.str.contains("combine=mean")]
+    if not mean.empty:
+        r = mean.iloc[0]
+        said = ("its interval holds 1: without the summed step PPT saves no passes" if r.ours_low <= 1 <= r.ours_high
+                else "fewer than with the summed updates" if r.ours_high < 1 or r.ours < 2 else "")
+        L += ["", f"**Ablation: combine=mean.** With the 8 nodes' updates averaged instead of summed, serial "
+              f"needs {W.ci(r.ours, r.ours_low, r.ours_high)}× the passes of PPT at local epoch 32 "
+              f"({int(r.runs)} seeds paired)" + (f": {said}." if said else "."), ""]
+    return L
+
+
 # ---- the claims' reasons cite the split -------------------------------------------------------
 def _cells(rows: list[dict], table: str, P: int, profile: str | None) -> dict:
     """{local epoch: {quantity: row}} of ``table`` at P nodes for one timing source (profile
@@ -112,7 +219,8 @@ def _cells(rows: list[dict], table: str, P: int, profile: str | None) -> dict:
         if r["table"] != table:
             continue
         c = dict(x.split("=", 1) for x in r["condition"].split(";"))
-        if c.get("nodes") == str(P) and c.get("profile") == profile and "oversubscribed" not in c:
+        if (c.get("nodes") == str(P) and c.get("profile") == profile
+                and not {"oversubscribed", "baseline", "combine"} & set(c)):  # the main study's rows
             out.setdefault(int(c["local_epoch"]), {})[r["quantity"]] = r
     return out
 
@@ -143,6 +251,19 @@ def cite(ev: dict, rows: list[dict], *, here: str) -> None:
                      f"combine=sum), a larger one makes faster passes; from {ms[0]} to {ms[-1]} the passes "
                      f"needed grow {fall:.3g}× and the pace {rise:.3g}×: {how}")
         e.reason += f"; why (section Why), speed-up over serial by local epoch (geometric means) {txt}{trend}"
+    e = ev.get("speedup-8-nodes")
+    lr8 = [r for r in rows if r["table"] == W.TABLE and "baseline=serial lr×8" in r["condition"]]
+    if e is not None and lr8:
+        q = {r["quantity"]: r for r in lr8}
+        f = {k: W.ci(q[k]["ours"], q[k]["ours_low"], q[k]["ours_high"]) for k in LR if k in q}
+        if len(f) == len(LR):
+            e.reason += (f"; why (section Why, ablation, {lr8[0]['kind']}"
+                         + (f" on {dict(x.split('=', 1) for x in lr8[0]['condition'].split(';')).get('profile')}"
+                            if lr8[0]["kind"] == "emulated" else "")
+                         + f", {lr8[0]['runs']} seeds): serial batch at 8·η needs {f['lr_passes_ratio']}× fewer "
+                         f"passes than at η, and PPT {f['passes_beyond_lr']}× fewer than that; over serial at 8·η "
+                         f"PPT's speed-up is {f['speedup_over_lr_serial']}×, the part the nodes add to the step's "
+                         f"{f['lr_passes_ratio']}×")
     e = ev.get("comm-share-falls-with-local-epoch")
     if e is not None:
         parts = []
