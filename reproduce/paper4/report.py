@@ -4,12 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel, blocked_exchange_time
-from engine.schedule import LinearDistribution
+from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel
 from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
 from reproduce.paper4 import claims as paper_claims
+from reproduce.paper4 import why as P4W
+from reproduce.paper4.why_text import cite as why_cite
+from reproduce.paper4.blocked import blocked_time
 from reproduce.paper4.tasks import calibrated, emulation_profile, models_for
 from reproduce.store import atomic_write
 
@@ -137,22 +139,6 @@ def table1_rows() -> list[dict]:
 
 
 # ---- Tables 2–3 -----------------------------------------------------------------
-def blocked_time(sizes, P: int, passes: str, *, t_a: float, t_startup: float, t_data: float):
-    """Our implementation's model: slowest worker's operations · t_a + one allgather per
-    exchanged layer (forward: L of them; backward: L more)."""
-    d = [LinearDistribution(int(n), P) for n in sizes]
-    L = len(sizes) - 1
-    I = [x.max_count for x in d]
-    ops = sum((sizes[l - 1] + 1) * I[l] for l in range(1, L + 1))
-    nx = L
-    if passes == "forward_backward":
-        ops += sum(sizes[l + 1] * I[l] for l in range(1, L)) + I[L]
-        nx += L
-    comm = sum(blocked_exchange_time(P, I[l], t_startup=t_startup, t_data=t_data)
-               for l in range(1, L + 1)) * (nx // L)
-    return t_a * ops + comm
-
-
 def runs_frame(results, setup, profile) -> pd.DataFrame:
     """One row per run, P and kind: node time per pass, the serial time taken just before
     it in the same run, their ratio (the speedup) and the communication share."""
@@ -454,9 +440,14 @@ def write(run, results, meta) -> dict:
     many = manycore.compare(NAME, lambda prof: manycore_emulated(results, prof), profiles=hosts)
     rows += manycore.csv_rows(NAME, many)
     figs = plots(out, curves + host_curves(), setup, profile=profile.name, quick=run.mode == "quick")
-    cdf = claims.evaluate(NAME, paper_claims.CLAIMS,
-                          paper_claims.evidence(results, runs=runs, many=many, profile=profile.name,
-                                                here=f"this machine, {cores or '?'} cores"))
+    # the why behind the verdicts (issue 34): its rows, its section and the claims' reasons
+    why = P4W.compute(results, setup=setup, runs=runs, cal=cal, profile=profile,
+                      host_profile=hosts.get(paper_claims.HOST))
+    rows += P4W.rows(why)
+    ev = paper_claims.evidence(results, runs=runs, many=many, profile=profile.name,
+                               here=f"this machine, {cores or '?'} cores")
+    why_cite(ev, why)
+    cdf = claims.evaluate(NAME, paper_claims.CLAIMS, ev)
     claims.write(out, cdf)
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs,
             "tolerance": {"table1": TOL_TABLE1, "other": TOL}, "typical_run": typ,
@@ -466,7 +457,7 @@ def write(run, results, meta) -> dict:
                                                     meta=meta, figs=figs, typical=typ,
                                                     quick_shrunk=quick_shrunk, pairs=pairs,
                                                     manycore_records=many, manycore_profiles=hosts,
-                                                    over=over, claims_df=cdf))
+                                                    over=over, claims_df=cdf, why=why))
     return {"meta": meta, "rows": df.to_dict(orient="records")}
 
 
