@@ -236,15 +236,28 @@ def emulated_curve(results, *, strategy: str = "NP", hidden: int, B: int) -> dic
 
 def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
     """(estimate, low, high, n) of ``stat`` over the emulated training times of ``configs``
-    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings. The
-    configurations of one emul task (one strategy, net and bunch: its P rows were timed
+    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings
+    (:func:`emulated_composer`; reproduce.claims.over_groups). ``stat``: {config: seconds of
+    one bunch} → float. ``n``: the fewest repetitions of any task. None where a config was
+    not emulated with its repetitions."""
+    got = emulated_composer(results, prof=prof, cal=cal, emulate=emulate, configs=configs)
+    if got is None:
+        return None
+    recs, time_of = got
+    est, lo, hi = C.over_groups(recs, lambda gs: stat(time_of(gs)), label=label)
+    return est, lo, hi, min(len(g) for g in recs)
+
+
+def emulated_composer(results, *, prof, cal, emulate, configs):
+    """(groups, time_of): the repetition records behind the emulated training times of
+    ``configs`` ((strategy, hidden, B, P) each) and the composition of a resample of them.
+    The configurations of one emul task (one strategy, net and bunch: its P rows were timed
     repetition by repetition) form one group whose record is a repetition index, holding T_c
     and T_h of each of its P at that index; separate tasks are resampled independently
-    (reproduce.claims.over_groups). A time is the report's composition ``emulate``
-    (reproduce/paper1/report.py ``emulated_time``, passed in so that this module does not
-    import the report) of the medians, over all of a task's repetitions, as the report's
-    curves take them. ``stat``: {config: seconds of one bunch} → float. ``n``: the fewest
-    repetitions of any task. None where a config was not emulated with its repetitions."""
+    (reproduce.claims.over_groups). ``time_of(groups)`` → {config: ``emulate(...)[0]``}: the
+    report's composition (reproduce/paper1/report.py ``emulated_time``, passed in so that this
+    module does not import the report) of the medians, over all of a task's repetitions, as
+    the report's curves take them. None where a config was not emulated with its repetitions."""
     from reproduce.paper1.perf import here_model
 
     groups = {}
@@ -267,8 +280,7 @@ def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
                            T_c=float(np.median([x[0] for x in rs[c]])), T_h=float(np.median([x[1] for x in rs[c]])),
                            prof=prof, spert_here=here_ab[c])[0] for c in configs}
 
-    est, lo, hi = C.over_groups(recs, lambda gs: stat(time_of(gs)), label=label)
-    return est, lo, hi, min(len(g) for g in recs)
+    return recs, time_of
 
 
 def _perf(c, T: float) -> float:
@@ -310,6 +322,13 @@ def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, em
                               "itself says it improves with faster communication" + _few(n, "repetitions")))
 
 
+# The emulated configurations (strategy, N_h, B, P) the two speed claims compare (also
+# reproduce/paper1/why.py, which takes their bunches apart): PP over NP on the smaller net at
+# 2 slaves; each strategy at 2 slaves over 1 on 156:1000:56.
+PP_SMALL_NETS = (("PP", 400, 5000, 2), ("NP", 400, 48, 2))
+GOOD_SPEEDUPS = ((("NP", 1000, 48, 2), ("NP", 1000, 48, 1)), (("PP", 1000, 5000, 2), ("PP", 1000, 5000, 1)))
+
+
 def _ratio_bounds(a, b):
     """(median ratio, low, high) of a/b from (median, min, max) triples: the min–max bound."""
     return a[0] / b[0], a[1] / b[2], a[2] / b[1]
@@ -332,7 +351,7 @@ def _emulated(results, prof, cal, emulate, configs, stat, label, what: str) -> C
 def pp_small_nets(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evidence:
     """PP (B = 5000) over NP (B = 48) on 156:400:56 at 2 slaves: measured on xeon207x16 (3
     runs), judged on the emulated figure where it has enough repetitions."""
-    cp, cn = ("PP", 400, 5000, 2), ("NP", 400, 48, 2)
+    cp, cn = PP_SMALL_NETS
     em = _emulated(results, prof, cal, emulate, (cp, cn), lambda T: _perf(cp, T[cp]) / _perf(cn, T[cn]),
                    _label("pp-small-nets"), "at 2 slaves")
     a, b = _xeon("PP", 400, 5000, 2), _xeon("NP", 400, 48, 2)
@@ -359,7 +378,7 @@ def good_speedups(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evi
     """The smaller of NP's (B = 48) and PP's (B = 5000) speedup at 2 slaves on 156:1000:56:
     measured on xeon207x16 (3 runs), judged on the emulated figure where it has enough
     repetitions."""
-    cfg = {k: ((k, 1000, B, 2), (k, 1000, B, 1)) for k, B in (("NP", 48), ("PP", 5000))}
+    cfg = {c2[0]: (c2, c1) for c2, c1 in GOOD_SPEEDUPS}
     em = _emulated(results, prof, cal, emulate, tuple(c for v in cfg.values() for c in v),
                    lambda T: min(T[c1] / T[c2] for c2, c1 in cfg.values()),  # same bunch: time(1) / time(2)
                    _label("good-speedups"), "NP and PP speedups at 2 slaves, the smaller")

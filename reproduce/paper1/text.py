@@ -7,13 +7,9 @@ from __future__ import annotations
 from datasets.speech import N_INPUTS, class_coverage
 from reproduce import report as R
 from reproduce.claims import report_lines as claims_report_lines
+from reproduce.paper1 import why_text as P1WT
 from reproduce.paper1.setup import MULTISPERT_1997, TABLE1_BUNCH
-
-
-def _steps(n: int, B: int, chunk: int) -> int:
-    """Weight updates an epoch: bunches of B cut from chunks of B·⌈chunk/B⌉ frames."""
-    c = B * -(-chunk // B)
-    return sum(-(-min(c, n - lo) // B) for lo in range(0, n, c))
+from reproduce.paper1.why import updates_per_epoch
 
 
 def _get(df, table, quantity, contains=""):
@@ -69,6 +65,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
     L += R.jobs_line(meta)
     if meta.get("history"):
         L += [f"History of these files: {meta['history']}", ""]
+    L += P1WT.section(facts["why"]) if "why" in facts else []  # the first section after the claims
     n_cov, missing = class_coverage()
     ntr = int(tf.n_train.iloc[0]) if not tf.empty else 0
     ncv = int(tf.n_cv.iloc[0]) if not tf.empty else 0
@@ -164,7 +161,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
                           f"{r.ours:.1f} %" for r in t2.itertuples()) +
               ". Pipelined NP (B = 12, 4 slaves) tracks sequential training; PP at B = "
               f"{setup.pp_bunch} with the reduced learning rate takes only "
-              f"{_steps(ntr, setup.pp_bunch, setup.chunk)} steps an epoch on our scaled-down data and "
+              f"{updates_per_epoch(ntr, setup.pp_bunch, setup.chunk)} steps an epoch on our scaled-down data and "
               "trails far behind — §3.5's caveat that very large bunches need much more data.", ""]
     wr = _get(df, "table2", "word_error_rate")
     if len(wr):
