@@ -172,7 +172,10 @@ def test_check_size_counts_tasks_linearly_in_runs_and_refuses_what_cannot_fit(tm
     n5 = len(PAPER.make_tasks(run(5)))
     n1, n2 = len(PAPER.make_tasks(run(1))), len(PAPER.make_tasks(run(2)))
     assert n1 + (n2 - n1) * 4 == n5  # the extrapolation is the count
-    with pytest.raises(H.UsageError, match=r"--runs 1,000,000: about 17,000,006 tasks"):
+    # 17 tasks a run (1 serial, 2 × 4 measured and emulated at 2 nodes, 4 each at 4 and 8 emulated) and
+    # the ablations on their own seeds: FANN's init, combine=mean and one serial run per lr scale
+    fixed = DEFAULT.ablation_runs * (2 + len(DEFAULT.lr_scales))
+    with pytest.raises(H.UsageError, match=rf"--runs 1,000,000: about {17 * 10**6 + fixed:,} tasks"):
         H.check_size(PAPER, run(10**6))
     with pytest.raises(H.UsageError, match=r"--workers 1,000,000,000: as many local processes"):
         H.check_size(PAPER, run(10, workers=10**9))
