@@ -49,3 +49,10 @@ def emulated_parts(profile, P: int, compute_s: float, collectives=(), *, kernel:
     for op, nbytes, n in collectives:
         parts[op] = parts.get(op, 0.0) + n * profile.collective_time(op, P, int(nbytes))
     return parts
+
+
+def cites(reason: str) -> bool:
+    """Whether a claim's reason gives its why (the issue's rule for every not-reproduced or
+    inconclusive claim): a decomposition or ablation it cites, as "why (<where>): …", or
+    the word "unexplained" with what was tried."""
+    return "why (" in reason or "unexplained" in reason

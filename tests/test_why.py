@@ -52,3 +52,16 @@ def test_emulated_parts_sum_to_the_emulators_total(path):
         # negative control: without the collectives only compute and the wait remain
         assert sum(W.emulated_parts(prof, P, 1.5).values()) == pytest.approx(sum(prof.emulate(P, 1.5)), rel=1e-12)
         assert sum(W.emulated_parts(prof, P, 1.5).values()) < sum(parts.values())
+
+
+@pytest.mark.parametrize("name", ["paper0", "paper1", "paper2", "paper3", "paper4"])
+def test_every_committed_claim_not_reproduced_or_inconclusive_gives_its_why(name):
+    import pandas as pd
+
+    df = pd.read_csv(Path(__file__).parents[1] / "results" / name / "claims.csv")
+    open_ = df[df.verdict.isin(["not-reproduced", "inconclusive"])]
+    missing = [r.claim for r in open_.itertuples() if not W.cites(str(r.reason))]
+    assert not missing, f"{name}: reasons that neither cite a why nor say unexplained: {missing}"
+    # negative control: a reason with neither is caught
+    assert not W.cites("row x/y: 0.5 against the paper's 1.0")
+    assert W.cites("…; why (section Why): 2× fewer cells") and W.cites("the rest is unexplained")
