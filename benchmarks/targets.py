@@ -573,6 +573,8 @@ def target_collectives(rep: Report, *, rounds: int, workers) -> None:
 def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results")) -> None:
     import json
 
+    from reproduce.papers import BY_NAME
+
     print("\n[7] python -m reproduce all, default settings: the committed runs' wall times "
           f"(read from {os.path.relpath(results, REPO)}/paper*/summary.json, not timed by this script)")
     total, where = 0.0, set()
@@ -602,11 +604,13 @@ def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results
                  f"{m['wall_s']:,.0f} s + their recorded {extra:,.0f} s" if cached else ""))
         total += took
         where.add(((m.get("code") or {}).get("commit"), cpu))
+        budget = BY_NAME[name]["budget_min"]  # reproduce/papers.py: its share of the 45 minutes
+        rep.add(f"7 {name}, committed run", f"{took / 60:.1f} min", f"<= {budget} min", took <= 60 * budget)
     print(f"  sum of the five: {total / 60:.1f} min"
           + ("" if len(where) == 1 else f" (from {len(where)} different commits or CPUs)")
           + ("" if total == total else ": not known, a cached task's seconds were not recorded"))
-    rep.add("7 reproduce all, committed runs", f"{total / 60:.1f} min", "<= 60 min (stretch 45)",
-            total <= 3600, "stretch met" if total <= 2700 else "")
+    rep.add("7 reproduce all, committed runs", f"{total / 60:.1f} min", "<= 45 min (stretch 30)",
+            total <= 2700, "stretch met" if total <= 1800 else "")
 
 
 def main(argv=None) -> int:

@@ -208,7 +208,9 @@ def paper_help(name: str, results: Path = Path("results")) -> str:
         "[--out DIR] [...]", "",
         "grid (reproduce/" + name + "/setup.py):", *grid, "",
         "--quick shrinks: " + "; ".join(paper.quick_shrunk), "",
-        f"time: the committed default took {took}", "",
+        f"time: the committed default took {took}",
+        f"budget: {p['budget_min']} min on 2 cores (its share of the 45-minute target for all five, "
+        "issue 32; benchmarks/targets.py checks the committed run against it)", "",
         f"writes: results/{name}/ (--quick: results/quick/{name}/; --out DIR: DIR/{name}/): claims.csv, "
         "comparison.csv, summary.json, report.md, plots, and the task cache .cache/ a rerun resumes from",
         "every option: python -m reproduce --help"])

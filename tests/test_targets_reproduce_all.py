@@ -22,8 +22,14 @@ def _write(root, walls, cached):
 
 
 def _total(rep):
-    (target, measured, goal, verdict), = rep.rows
+    *papers, (target, measured, goal, verdict) = rep.rows
+    assert target.startswith("7 reproduce all") and len(papers) == 5
     return float(measured.split()[0]), verdict
+
+
+def _papers(rep):
+    """{paper: (minutes, verdict)} of the per-paper rows, each against its budget."""
+    return {t.split()[1].rstrip(","): (float(m.split()[0]), v) for t, m, g, v in rep.rows[:-1]}
 
 
 def test_cached_tasks_count_with_their_recorded_seconds(tmp_path, capsys):
@@ -35,6 +41,9 @@ def test_cached_tasks_count_with_their_recorded_seconds(tmp_path, capsys):
     minutes, verdict = _total(rep)
     assert minutes == (60 + 120 + 180 + 3 + 600 + 297) / 60 == 21.0  # the wall alone: 6.05
     assert verdict == "PASS (stretch met)"
+    # each paper against its budget (reproduce/papers.py): paper3's 900 s is over its 10 min
+    per = _papers(rep)
+    assert per["paper3"] == (15.0, "FAIL") and per["paper2"] == (3.0, "PASS") and per["paper0"][1] == "PASS"
     assert "6 of 10 tasks from the cache: wall 3 s + their recorded 897 s" in capsys.readouterr().out
 
 
