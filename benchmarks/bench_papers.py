@@ -29,9 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = REPO_ROOT / "results"
 
 
-def _csv_text(paper: str) -> str | None:
-    """The comparison.csv text of ``paper`` at ASV_COMMIT, else in the working tree; None if absent."""
-    rel = f"results/{paper}/comparison.csv"
+def _csv_text(paper: str, name: str = "comparison.csv") -> str | None:
+    """The text of ``results/<paper>/<name>`` at ASV_COMMIT, else in the working tree; None if absent."""
+    rel = f"results/{paper}/{name}"
     commit = os.environ.get("ASV_COMMIT")
     if commit:
         try:
@@ -40,7 +40,7 @@ def _csv_text(paper: str) -> str | None:
         except (OSError, subprocess.SubprocessError):
             return None
         return out.stdout if out.returncode == 0 else None
-    path = RESULTS_ROOT / paper / "comparison.csv"
+    path = RESULTS_ROOT / paper / name
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 

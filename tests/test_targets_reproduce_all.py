@@ -54,3 +54,16 @@ def test_a_cached_task_without_seconds_leaves_the_time_unknown(tmp_path):
     target_reproduce_all(rep, results=str(tmp_path))
     minutes, verdict = _total(rep)
     assert math.isnan(minutes) and verdict == "FAIL"
+
+
+def test_asv_track_adds_up_the_same_minutes(tmp_path, monkeypatch):
+    import benchmarks.bench_papers as bp
+    from benchmarks.bench_runtime import track_reproduce_all_minutes
+
+    came = [{"invocation": "a", "date_utc": "x", "load_1min": 0.1, "tasks": 4, "seconds": 600.0}]
+    _write(tmp_path, [60.0, 120.0, 180.0, 3.0, 0.0], [[], [], [], came, []])
+    monkeypatch.setattr(bp, "RESULTS_ROOT", tmp_path)
+    monkeypatch.delenv("ASV_COMMIT", raising=False)
+    assert track_reproduce_all_minutes() == (60 + 120 + 180 + 3 + 600) / 60
+    (tmp_path / "paper4" / "summary.json").unlink()  # control: a paper without its run
+    assert math.isnan(track_reproduce_all_minutes())
