@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reproduce.harness import Run, UsageError, check_size, run_paper
-from reproduce.papers import BY_NAME, PAPERS, load
+from reproduce.papers import BY_NAME, LISTED, PAPERS, load
 
 
 def _int_at_least(lo: int):
@@ -206,11 +206,11 @@ def paper_help(name: str, results: Path = Path("results")) -> str:
         f"workload: {p['workload']}; strategies: {p['strategies']}", "",
         f"usage: python -m reproduce {name} [--quick | --full] [--runs N] [--seed S] [--workers N] "
         "[--out DIR] [...]", "",
-        "grid (reproduce/" + name + "/setup.py):", *grid, "",
+        "grid (" + p["module"].replace(".", "/") + "/setup.py):", *grid, "",
         "--quick shrinks: " + "; ".join(paper.quick_shrunk), "",
         f"time: the committed default took {took}",
-        f"budget: {p['budget_min']} min on 2 cores (its share of the 45-minute target for all five, "
-        "issue 32; benchmarks/targets.py checks the committed run against it)", "",
+        f"budget: {p['budget_min']} min on 2 cores" + (" (its share of the 45-minute target for all five, "
+        "issue 32; benchmarks/targets.py checks the committed run against it)" if name in LISTED else ""), "",
         f"writes: results/{name}/ (--quick: results/quick/{name}/; --out DIR: DIR/{name}/): claims.csv, "
         "comparison.csv, summary.json, report.md, plots, and the task cache .cache/ a rerun resumes from",
         "every option: python -m reproduce --help"])

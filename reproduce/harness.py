@@ -19,12 +19,14 @@ its tasks, how to run one task, and which module writes its report.
 
 Adding a paper: a package ``reproduce/<name>/`` with ``setup.py``, ``tasks.py`` and
 ``report.py``, whose ``__init__`` defines ``PAPER = Paper.of(setup, tasks)``, and its
-entry in :mod:`reproduce.papers`.
+entry in :mod:`reproduce.papers` (or, kept elsewhere, ``reproduce.papers.register``):
+docs/adding_a_paper.md.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import os
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -153,6 +155,31 @@ def data_identity(paper: Paper, run) -> object:
     return fn(run)
 
 
+_ROOT = Path(__file__).resolve().parent.parent  # the checkout (runner.code_hash's root)
+
+
+def code_of(paper: Paper) -> str:
+    """The code hash in every task's key: engine/, datasets/ and ``paper.code``
+    (:func:`reproduce.runner.code_hash`). A module of ``paper.code`` outside the checkout (a
+    paper registered from elsewhere: reproduce.papers.register) is found by import and its
+    source added under its module path; for code inside it the hash is code_hash's."""
+    inside = [c for c in paper.code if (_ROOT / c).is_dir() or (_ROOT / f"{c}.py").is_file()]
+    h = code_hash("engine", "datasets", *inside)
+    away = [c for c in paper.code if c not in inside]
+    if not away:
+        return h
+    sha = hashlib.sha1(h.encode())
+    for c in away:
+        spec = importlib.util.find_spec(c.replace("/", "."))
+        if spec is None or spec.origin is None:
+            raise FileNotFoundError(f"{c}: neither in {_ROOT} nor an importable module")
+        src, pkg = Path(spec.origin), spec.submodule_search_locations is not None
+        for f in sorted(src.parent.rglob("*.py")) if pkg else [src]:
+            sha.update((f"{c}/{f.relative_to(src.parent).as_posix()}" if pkg else f"{c}.py").encode())
+            sha.update(f.read_bytes())
+    return sha.hexdigest()[:16]
+
+
 def extend(paper: Paper, run, results: list | None, execute_more) -> int:
     """The second pass: the tasks ``paper.extend`` asks for (decided on rank 0 and sent to
     every rank, since a measured task may need them all) run through ``execute_more(tasks,
@@ -253,7 +280,7 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     cache = RunCache(run.out / ".cache", recorded={"invocation": invocation, "machine": cond["machine"]})
     extra = {"paper": paper.name,
              "setup": {k: v for k, v in asdict(setup).items() if k not in paper.cache_ignores},
-             "backend": backend, "code": code_hash("engine", "datasets", *paper.code),
+             "backend": backend, "code": code_of(paper),
              "data": data_identity(paper, run)}
     progress = progress_factory(len(tasks), paper.name) if (progress_factory and run.rank == 0) else None
     stats: dict = {}
