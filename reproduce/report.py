@@ -265,11 +265,17 @@ def not_a_program(module: str) -> int:
 
 
 def fmt(x, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    """A number for a report: "–" for None or NaN, an integer (numpy's too) or an integral
+    float below 1e7 with thousands separators, else ``digits`` significant digits (fixed
+    from 1e−3 to 1e4, e-notation outside). Numpy integers used to fall through to the float
+    branches (np.int64(3) printed "3.00", 123456 as "1.23e+05") and a numpy float32 NaN
+    raised (tests/test_report_fmt.py)."""
+    if x is None or (isinstance(x, (float, np.floating)) and math.isnan(x)):
         return "–"
     if isinstance(x, str):
         return x
-    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e7):
+    if isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating))
+                                            and float(x).is_integer() and abs(x) < 1e7):
         return f"{int(x):,}"
     ax = abs(x)
     if ax >= 1e4 or ax < 1e-3:
@@ -332,8 +338,11 @@ def claims_of(results: Path, names: list[str]) -> dict:
         if f.exists():
             try:
                 out[n] = C.read(f.parent)
-            except (ValueError, UnicodeDecodeError) as e:
-                raise ResultsError(str(e).splitlines()[0]) from None
+            except (ValueError, UnicodeDecodeError) as e:  # pandas' ParserError, EmptyDataError too
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
+                # claims.read names the file; pandas' own errors do not (a binary or empty
+                # claims.csv used to give "No columns to parse from file" and no file name)
+                raise ResultsError(why if str(f) in why else f"{f}: not a readable CSV ({why})") from None
     return out
 
 

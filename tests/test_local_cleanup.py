@@ -1,0 +1,129 @@
+"""Worker clean-up of the local backend (engine/comm/local.py), observed directly on real
+processes (issue 35): after run_local returns or raises, every worker is gone, and the way
+it went says which step of ``_reap`` ended it: SIGTERM from ``terminate`` (at once), or
+SIGKILL from the fallback after the grace period.
+
+The grace period is cut to 0.5 s through a spy on ``_reap`` so the fallback is quick to
+observe; the spy also times ``_reap``, which the fallback would keep for that grace.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+import engine.comm.local as local
+from engine.comm.base import WorkerError
+
+GRACE = 0.5
+pytestmark = pytest.mark.usefixtures("watchdog")
+
+
+@pytest.fixture
+def reaped(monkeypatch):
+    """The workers run_local reaps, with their pids and exit codes, under a short grace."""
+    seen = {}
+    real = local._reap
+
+    def spy(procs, results, grace=2.0):
+        t0 = time.monotonic()
+        real(procs, results, GRACE)
+        seen["seconds"] = time.monotonic() - t0
+        seen["pids"] = [p.pid for p in procs]
+        seen["codes"] = [p.exitcode for p in procs]
+        seen["alive"] = [p.is_alive() for p in procs]
+
+    monkeypatch.setattr(local, "_reap", spy)
+    return seen
+
+
+def _gone(pid: int) -> bool:
+    """The process no longer exists (not even as a zombie: join reaped it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _fail_fast_others_sleep(comm):
+    if comm.rank == 0:
+        raise ValueError("boom")
+    time.sleep(30)
+
+
+# kills: _reap without terminate (the sleepers would live until the kill fallback), the
+# SIGTERM sent but the processes not joined (zombies, or run_local returning with them alive)
+def test_stragglers_are_gone_right_after_a_failure(reaped):
+    with pytest.raises(WorkerError, match="boom"):
+        local.run_local(_fail_fast_others_sleep, 3, bind=False)
+    assert reaped["alive"] == [False, False, False]
+    assert all(_gone(pid) for pid in reaped["pids"])
+    assert reaped["codes"][1:] == [-signal.SIGTERM, -signal.SIGTERM]  # terminate, not kill
+    assert reaped["seconds"] < GRACE, f"{reaped['seconds']:.2f} s: the fallback's grace was waited for"
+    assert local._LIVE == []  # the SIGTERM handler's list no longer holds them
+
+
+def _ignore_sigterm(comm):
+    if comm.rank == 0:
+        time.sleep(0.2)  # let rank 1 install its handler
+        raise ValueError("boom")
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(30)
+
+
+# kills: the kill fallback dropped (a worker that ignores SIGTERM would outlive the call);
+# and the control for the test above: what the exit code is when the fallback ended it
+def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace(reaped):
+    with pytest.raises(WorkerError, match="boom"):
+        local.run_local(_ignore_sigterm, 2, bind=False)
+    assert reaped["codes"][1] == -signal.SIGKILL and _gone(reaped["pids"][1])
+    assert reaped["seconds"] >= GRACE  # it waited for the grace first
+
+
+def _stop_self(comm):
+    if comm.rank == 0:
+        time.sleep(0.3)  # rank 1 is stopped by then
+        raise ValueError("boom")
+    os.kill(os.getpid(), signal.SIGSTOP)
+    time.sleep(30)
+
+
+# kills: the SIGCONT after terminate dropped: a stopped worker only acts on its SIGTERM once
+# continued, so without it only the kill fallback would end it (-SIGKILL, after the grace)
+def test_a_stopped_worker_is_continued_and_ends_by_its_sigterm(reaped):
+    with pytest.raises(WorkerError, match="boom"):
+        local.run_local(_stop_self, 2, bind=False)
+    assert reaped["codes"][1] == -signal.SIGTERM and _gone(reaped["pids"][1])
+
+
+def _rank_squared(comm):
+    return comm.rank ** 2
+
+
+# kills: finished workers terminated instead of joined (the join-before-terminate loop
+# dropped): they would end by SIGTERM instead of exiting 0 on their own
+def test_a_finished_run_lets_every_worker_exit_by_itself(reaped):
+    assert local.run_local(_rank_squared, 3, bind=False) == [0, 1, 4]
+    assert reaped["codes"] == [0, 0, 0]
+    assert all(_gone(pid) for pid in reaped["pids"]) and local._LIVE == []
+
+
+# kills: the SIGTERM handler's hook not killing the live workers
+def test_the_sigterm_hook_kills_live_workers():
+    import multiprocessing as mp
+
+    p = mp.get_context("fork").Process(target=time.sleep, args=(30,), daemon=True)
+    p.start()
+    local._LIVE.append(p)
+    try:
+        local._kill_live()
+        p.join(5)
+        assert p.exitcode == -signal.SIGKILL
+    finally:
+        local._LIVE.remove(p)
+        if p.is_alive():
+            p.kill()
+            p.join()
