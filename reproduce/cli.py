@@ -115,7 +115,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(papers=()) -> argparse.ArgumentParser:
+    """The command line: the shared options, and those of each of ``papers`` (its
+    :attr:`~reproduce.harness.Paper.options`)."""
     names = ", ".join(p["name"] for p in PAPERS)
     ap = _Parser(
         prog="python -m reproduce",
@@ -144,9 +146,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", action="store_true", help="print the summary (report: the claims; "
                     "compare: the changes) as JSON on stdout")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    ap.add_argument("--nettalk-file", type=nonempty_path, default=None,
-                    help="paper0: the NETtalk dictionary (nettalk.data, or its folder with nettalk.list); "
-                         "sets NETTALK_DATA")
+    for paper in papers:
+        if paper.options is not None:
+            paper.options(ap)
     ap.add_argument("--jobs", type=positive_int, default=None,
                     help="emulated tasks run this many at a time, each on a core of its own, up to the "
                          "cores here (local backend only); measured tasks always run alone. Default 1: "
@@ -413,9 +415,14 @@ def main(argv=None) -> int:
     if first in BY_NAME and BY_NAME[first]["module"] and {"-h", "--help"} & set(argv):
         print(paper_help(first))
         return 0
-    ap = parser()
+    papers = _implemented() if _beyond_shared(argv) else []
+    ap = parser(papers)
     try:
         args = ap.parse_args(argv)
+        if not papers and args.target not in USES:  # a paper or all: every paper's options too
+            papers = _implemented()
+            ap = parser(papers)
+            args = ap.parse_args(argv)
     except SystemExit as e:  # argparse already printed its one-line error
         return int(e.code or 0)
     comm = None
@@ -426,7 +433,7 @@ def main(argv=None) -> int:
             return _list()
         _check_launch(t, args.backend)
         _check_applies(args, ap)
-        _check_nettalk(t, args.nettalk_file)
+        _check_paper_options(args, papers)
         if args.stall_timeout is not _DEFAULT:
             _set_stall_timeout(args.stall_timeout)
         if args.sides and t != "compare":
@@ -561,34 +568,27 @@ def _check_launch(target: str, backend: str) -> None:
                          "--backend mpi (or run without mpiexec)")
 
 
-def _check_nettalk(target: str, path: Path | None) -> None:
-    """A NETtalk dictionary named on purpose (--nettalk-file, or NETTALK_DATA for a run that
-    reads it) must be usable: read it now, before any task, rather than fall back to
-    another corpus. --nettalk-file then becomes NETTALK_DATA for the paper's tasks."""
-    from datasets import nettalk
+def _implemented() -> list:
+    """The :class:`~reproduce.harness.Paper` of every implemented paper."""
+    return [load(p["name"]) for p in PAPERS if p["module"]]
 
-    def whole(where: str, p) -> None:
-        """Every line of the dictionary read, and the corpus paper0 trains on (§3.2: the
-        paper's 821 words) complete: fewer words would leave its corpus rows judged on
-        another corpus."""
-        c = nettalk.load(p)
-        n = nettalk.PAPER["words"]
-        if len(c.words) < n:
-            raise nettalk.NettalkDataError(
-                f"{where}: its word list and dictionary give {len(c.words)} of the {n} words "
-                f"paper0 trains on (§3.2)")
 
-    if path is not None:
-        try:
-            whole(str(path), path)
-        except nettalk.NettalkDataError as e:
-            raise UsageError(f"--nettalk-file {e}") from None
-        os.environ["NETTALK_DATA"] = str(path)
-    elif os.environ.get("NETTALK_DATA") and target in ("paper0", "all"):
-        try:
-            whole(f"NETTALK_DATA={os.environ['NETTALK_DATA']}", None)
-        except nettalk.NettalkDataError as e:
-            raise UsageError(str(e)) from None
+def _beyond_shared(argv) -> bool:
+    """Whether ``argv`` may name an option of a paper's own (or asks for the general help,
+    which lists them): an option that is not, spelled out, one of the shared ones. Only
+    then, or for a paper or all, are the papers loaded to parse it (a second or two):
+    list, report and the other commands start without them."""
+    shared = set(parser()._option_string_actions) - {"-h", "--help"}
+    return any(a.startswith("-") and a.split("=", 1)[0] not in shared for a in argv)
+
+
+def _check_paper_options(args, papers) -> None:
+    """Each paper's own options, checked (and applied) by its
+    :attr:`~reproduce.harness.Paper.check_options` before any work, told whether this
+    target runs the paper."""
+    for paper in papers:
+        if paper.check_options is not None:
+            paper.check_options(args, args.target in (paper.name, "all"))
 
 
 def _set_stall_timeout(seconds: float | None) -> None:

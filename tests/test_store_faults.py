@@ -304,7 +304,9 @@ def _nettalk(folder: Path, text: str) -> Path:
 
 
 def test_the_data_identity_is_in_the_key(toy, tmp_path, monkeypatch):
-    t = replace(toy, data_identity=harness.nettalk_identity)
+    from reproduce.paper0 import data
+
+    t = replace(toy, data_identity=data.identity)
     a = _nettalk(tmp_path / "a", "a\t@\t1\n")
     b = _nettalk(tmp_path / "b", "a\tx\t1\n")  # another dictionary
     a2 = _nettalk(tmp_path / "a2", "a\t@\t1\n")  # the same one elsewhere

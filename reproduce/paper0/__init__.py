@@ -6,10 +6,12 @@ training-sequence partition (§2.2, Figs 4–5) on a shared-memory machine.
 ``setup.py``: the paper's setup and reported numbers as data; ``tasks.py``: the
 timings and training runs; ``report.py`` and ``text.py``: tables, plots and
 report.md (``python -m reproduce.paper0.report results/paper0`` rebuilds them from
-the cached runs). ``python -m reproduce paper0`` runs it through
+the cached runs); ``data.py``: its corpus's identity in the cache key and the
+``--nettalk-file`` option. ``python -m reproduce paper0`` runs it through
 :func:`reproduce.harness.run_paper`.
 """
 from reproduce.harness import Paper
-from reproduce.paper0 import setup, tasks
+from reproduce.paper0 import data, setup, tasks
 
-PAPER = Paper.of(setup, tasks, cache_ignores=("runs", "train_runs"))
+PAPER = Paper.of(setup, tasks, cache_ignores=("runs", "train_runs"), data_identity=data.identity,
+                 options=data.options, check_options=data.check_options)
