@@ -32,6 +32,16 @@ def ci(est: float, lo: float = math.nan, hi: float = math.nan, fmt: str = ".3g")
     return s + (f" [{lo:{fmt}}, {hi:{fmt}}]" if math.isfinite(lo) and math.isfinite(hi) else "")
 
 
+FACTORS = ("The figures the claims rest on, each split into factors that multiply to it, per {per}; "
+           "geometric means with 95 % bootstrap intervals{over}, the same resamples for every factor of a row")
+
+
+def heading(intro: str) -> list[str]:
+    """The opening lines of a report's "## Why" section: ``intro`` (what is taken apart, and
+    where the code is; :data:`FACTORS` says it for a product of factors) and where its rows are."""
+    return ["## Why", "", f"{intro} All rows: `comparison.csv`, table `{TABLE}`.", ""]
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
     """A markdown table."""
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -121,10 +121,7 @@ def section(w: dict) -> list[str]:
     """The report's "## Why" section (issue "The why behind every verdict")."""
     if not (w["epochs"] or w["loops"] or w["share"]):
         return []
-    L = ["## Why", "",
-         "The figures the claims rest on, each split into factors that multiply to it, per seed; geometric means "
-         "with 95 % bootstrap intervals over seeds, the same resamples for every factor of a row "
-         f"(reproduce/paper0/why.py). All rows: `comparison.csv`, table `{W.TABLE}`.", ""]
+    L = W.heading(W.FACTORS.format(per="seed", over=" over seeds") + " (reproduce/paper0/why.py).")
     if w["epochs"]:
         L += ["**An epoch's emulated speed-up = P × work × balance × contention × compute share** (§2.2, Figs 4–5). "
               "Work: one worker's compute ÷ the P workers' total, each timed alone; balance: the workers' mean "

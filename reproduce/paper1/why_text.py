@@ -249,11 +249,9 @@ def section(w: dict) -> list[str]:
     """The report's "## Why" section (issue "The why behind every verdict")."""
     if not (w["emulated"] or w["rest"] or w["fig6"] or w["pp"]):
         return []
-    L = ["## Why", "",
-         "The figures the claims rest on, taken apart into named pieces that sum to them or factors that "
-         "multiply to them (reproduce/paper1/why.py). Intervals: 95 % bootstrap over the repeated step "
-         "timings (emulated) or over seeds (training), the same resamples for every piece of a row. All rows: "
-         f"`comparison.csv`, table `{W.TABLE}`.", ""]
+    L = W.heading("The figures the claims rest on, taken apart into named pieces that sum to them or factors that "
+                  "multiply to them (reproduce/paper1/why.py). Intervals: 95 % bootstrap over the repeated step "
+                  "timings (emulated) or over seeds (training), the same resamples for every piece of a row.")
     if w["emulated"]:
         names = list(dict.fromkeys(k for x in w["emulated"] for k in x["parts"]))
         claims = {c: cid for cid, cs in claim_configs(w["setup"]).items() for c in cs}

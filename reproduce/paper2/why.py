@@ -282,10 +282,7 @@ def section(w: dict) -> list[str]:
     """The report's "## Why" section (issue "The why behind every verdict")."""
     if not (w["cells"] or w["fig3"] or w["fig5"]):
         return []
-    L = ["## Why", "",
-         "The figures the claims rest on, each split into factors that multiply to it, per timing "
-         "repetition or seed; geometric means with 95 % bootstrap intervals, the same resamples for "
-         f"every factor of a row (reproduce/paper2/why.py). All rows: `comparison.csv`, table `{W.TABLE}`.", ""]
+    L = W.heading(W.FACTORS.format(per="timing repetition or seed", over="") + " (reproduce/paper2/why.py).")
     if w["cells"]:
         L += ["**Bucketing's speed-up over random batches (Fig. 4) = fewer padded cells × time per cell.** "
               "Training epochs at the run's k; epochs of forward + backward passes only (no update) at "

@@ -151,16 +151,14 @@ def table1_sentences(t1: dict) -> list[str]:
     return out
 
 
-INTRO = ("The figures the claims rest on, each split into factors that multiply to it, per timing "
-         "repetition or seed; geometric means with 95 % bootstrap intervals, the same resamples for every "
-         "factor of a row (reproduce/paper4/why.py, why_text.py). All rows: `comparison.csv`, table `why`.")
+INTRO = W.FACTORS.format(per="timing repetition or seed", over="") + " (reproduce/paper4/why.py, why_text.py)."
 
 
 def section(w: dict) -> list[str]:
     """The report's "## Why" section (issue "The why behind every verdict")."""
     if not any(w[k] for k in ("host", "here", "emulated", "gap")):
         return []
-    L = ["## Why", "", INTRO, ""]
+    L = W.heading(INTRO)
     hosts = w["host"] + w["here"]
     if hosts:
         L += ["**Measured speedup = compute alone × share of the time outside the collectives.** "
