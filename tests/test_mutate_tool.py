@@ -126,3 +126,25 @@ def test_an_entry_matches_only_its_source_line():
     assert M.match_equivalent(m, [entry]) is entry
     assert M.match_equivalent(m, [{**entry, "code": "if a < b and a != 1:"}]) is None  # moved
     assert M.match_equivalent(m, [{**entry, "line": 7}]) is None
+
+
+def test_a_record_names_its_commit_and_whether_the_checkout_was_clean(tmp_path):
+    """results/quality/ records carry the date, commit and a dirty flag (issue 35): worked on
+    a throw-away repository, then the same after an uncommitted edit (the negative control)."""
+    import subprocess
+    def git(*a):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a], cwd=tmp_path,
+                       check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    git("add", "m.py")
+    git("commit", "-qm", "one")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True).stdout.strip()
+    p = M.provenance(tmp_path)
+    assert p["commit"] == head and len(head) == 40 and p["dirty"] is False
+    assert p["date_utc"].endswith("Z") and p["python"] == sys.version.split()[0]
+    (tmp_path / "m.py").write_text("x = 2\n")
+    assert M.provenance(tmp_path)["dirty"] is True
+    (tmp_path.parent / "plain").mkdir(exist_ok=True)
+    assert M.provenance(tmp_path.parent / "plain")["commit"] is None  # no repository there

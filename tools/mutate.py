@@ -522,6 +522,19 @@ def tests_for(module: str, root: Path) -> list[str]:
             if any(r.search(p.read_text(errors="replace")) for r in pats)]
 
 
+def provenance(root: Path) -> dict:
+    """When and on what code a run was made, for its record in results/quality/: the UTC
+    date, the commit and whether the checkout had uncommitted changes (its mutants then
+    come from source no commit holds), and the Python."""
+    def git(*a):
+        r = subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "commit": git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status),
+            "python": sys.version.split()[0]}
+
+
 def _show(m: Mutant, original: bytes) -> list[str]:
     """The lines the mutant changes, before (-) and after (+)."""
     mutated = m.apply(original)
@@ -590,6 +603,7 @@ def main(argv=None) -> int:
           + (f", sample by seed {args.seed}" if args.sample is not None else ""))
     print(f"tests: {' '.join(tests)}")
 
+    started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="mutate-"))
     interrupted = False
     copies: queue.Queue = queue.Queue()
@@ -684,6 +698,7 @@ def main(argv=None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({
+            **provenance(root), "seconds": round(time.monotonic() - started, 1),
             "modules": list(sources), "tests": tests, "seed": args.seed, "sample": args.sample,
             "mutants_total": total, "run": len(results), "killed": len(killed),
             "equivalent": len(eq_surv), "score_pct": round(score, 2),
