@@ -119,8 +119,9 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     multi-rank measured tasks, else None. Returns None on ranks other than 0.
     ``extra`` goes into every task's key; ``conditions`` (backend, world_size,
     workers, machine, jobs) into each task's as :func:`task_conditions` says. A result
-    from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`).
-    ``jobs``: emulated tasks at a time (module docstring; 1 under MPI). ``stats``, when
+    from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`); every result
+    carries ``_seconds``, the seconds its task took when it was computed (None where a cache
+    entry predates that record). ``jobs``: emulated tasks at a time (module docstring; 1 under MPI). ``stats``, when
     given, gets the seconds the tasks computed here took, summed by kind
     (``task_s``), and their count (``computed``). ``check(task, result)``: None if a
     cached result has its task's shape, else why not (the entry is set aside, the task
@@ -151,6 +152,8 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     def finished(t, res, seconds, load0):
         if rank == 0:
             cache is not None and cache.put(key(t), res, load_1min=load0, seconds=seconds)
+            if isinstance(res, dict):
+                res["_seconds"] = seconds  # what the task cost: as a cached result carries it
             stats["task_s"][t.kind] = stats["task_s"].get(t.kind, 0.0) + seconds
             stats["computed"] += 1
 

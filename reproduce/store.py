@@ -271,6 +271,9 @@ def _move_all(files: dict, out: Path, previous: Path) -> None:
 
 
 # ---- the task cache ------------------------------------------------------------------
+PROVENANCE = ("_cached_from", "_seconds")  # added to a result on its way out, never stored in it
+
+
 class RunCache:
     """One JSON file per finished run, named by a hash of its configuration:
     ``{"config": ..., "result": ..., "recorded": {...}}``. ``recorded`` holds what is kept
@@ -281,7 +284,9 @@ class RunCache:
     ``sources`` the invocations they came from, each with its ``tasks`` found here and
     their recorded ``seconds`` summed (None if an entry predates that record). A hit's
     result carries ``_cached_from`` (invocation, date_utc, load_1min of the run that
-    computed it)."""
+    computed it) and ``_seconds`` (how long the task took then, None if not recorded); a
+    result :func:`reproduce.runner.execute` computes carries ``_seconds`` too. Neither is
+    stored as part of a result (:data:`PROVENANCE`)."""
 
     def __init__(self, folder: Path, *, recorded: dict | None = None):
         self.folder = Path(folder)
@@ -335,13 +340,13 @@ class RunCache:
         s["tasks"] += 1
         sec = rec.get("seconds")  # how long the task took when it was computed
         s["seconds"] = None if sec is None or s["seconds"] is None else s["seconds"] + sec
-        return {**d["result"], "_cached_from": came}
+        return {**d["result"], "_cached_from": came, "_seconds": sec}
 
     def put(self, config: dict, result: dict, *, load_1min: float | None = None,
             seconds: float | None = None) -> None:
         """Store ``result``; ``recorded`` beside it: the invocation, the machine, when, the
         1-minute load at the task's start and the ``seconds`` the task took."""
-        result = {k: v for k, v in result.items() if k != "_cached_from"}
+        result = {k: v for k, v in result.items() if k not in PROVENANCE}
         rec = {**self.recorded, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "load_1min": load_1min}
         if seconds is not None:

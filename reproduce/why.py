@@ -66,3 +66,49 @@ def cites(reason: str) -> bool:
     inconclusive claim): a decomposition or ablation it cites, as "why (<where>): …", or
     the word "unexplained" with what was tried."""
     return "why (" in reason or "unexplained" in reason
+
+
+# ---- what the ablations cost (the issue's item 4: "each paper's section says what they add") ----
+COST = "task_seconds"  # the quantity of the cost rows
+
+
+def cost_rows(paper: str, results, study_of) -> list[dict]:
+    """Rows of table ``why`` with what each study of the run cost: the seconds its tasks took
+    when they were computed (``_seconds``, reproduce/runner.py), summed, and how many tasks.
+    ``results``: (task, result) pairs; ``study_of(task)``: "main" for the paper's setup, else
+    the ablation's name. One row per study and one for all the ablations together."""
+    from reproduce import report as R  # report imports nothing of this module; kept local all the same
+
+    by: dict = {}
+    for t, res in results:
+        by.setdefault(study_of(t), []).append(res.get("_seconds"))
+    abl = [s for k, v in by.items() if k != "main" for s in v]
+    groups = {**{k: by[k] for k in sorted(by, key=lambda k: (k != "main", k))},
+              **({"ablations": abl} if abl and len(by) > 2 else {})}
+    rows = []
+    for study, secs in groups.items():
+        known = [s for s in secs if s is not None]
+        missing = len(secs) - len(known)
+        rows.append(R.row(paper, TABLE, COST, R.condition(study=study), "s",
+                          ours=math.fsum(known) if known else math.nan, kind="measured", runs=len(secs),
+                          note=f"the {len(secs)} tasks' seconds, each as recorded when it was computed "
+                               "(on the machine and at the load the Run line names), summed"
+                               + (f"; {missing} not recorded, left out" if missing else "")))
+    return rows
+
+
+def cost_line(df) -> list[str]:
+    """The sentence a Why section ends with: what the ablations added to the run's task time,
+    from :func:`cost_rows`' rows in ``df`` (comparison.csv's frame). Nothing without ablations."""
+    c = df[(df.table == TABLE) & (df.quantity == COST)]
+    sec = {r.condition.split("=", 1)[1]: r for r in c.itertuples()}
+    abl = sec.get("ablations") or next((r for k, r in sec.items() if k != "main"), None)
+    if abl is None or "main" not in sec:
+        return []
+    main = sec["main"]
+    total = main.ours + abl.ours
+    n = int(abl.runs)
+    return ["", f"**What the ablations cost.** Their {n} task{'s' * (n != 1)} took {abl.ours / 60:,.1f} min of "
+                f"task time, {abl.ours / total:.0%} of this run's {total / 60:,.1f} min (the paper's setup: "
+                f"{int(main.runs)} tasks, {main.ours / 60:,.1f} min), each task as timed when it was computed. "
+                "Rows: table `why`, quantity `task_seconds`.", ""]

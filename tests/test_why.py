@@ -65,3 +65,53 @@ def test_every_committed_claim_not_reproduced_or_inconclusive_gives_its_why(name
     # negative control: a reason with neither is caught
     assert not W.cites("row x/y: 0.5 against the paper's 1.0")
     assert W.cites("…; why (section Why): 2× fewer cells") and W.cites("the rest is unexplained")
+
+
+def test_what_each_study_cost_is_its_tasks_seconds_summed():
+    """cost_rows/cost_line on a worked example: two ablations beside the main study, one task
+    whose seconds were never recorded (left out and said), and the sentence's shares."""
+    import pandas as pd
+
+    from reproduce.runner import Task
+
+    def t(study):
+        return Task("x", "measured", 1, {"study": study})
+    results = [(t("main"), {"_seconds": 60.0}), (t("main"), {"_seconds": 120.0}),
+               (t("a"), {"_seconds": 30.0}), (t("b"), {"_seconds": 30.0}), (t("b"), {"_seconds": None})]
+    rows = W.cost_rows("toy", results, lambda task: task.params["study"])
+    got = {r["condition"]: (r["ours"], r["runs"]) for r in rows}
+    assert got == {"study=main": (180.0, 2), "study=a": (30.0, 1), "study=b": (30.0, 2),
+                   "study=ablations": (60.0, 3)}
+    assert all(r["table"] == W.TABLE and r["quantity"] == W.COST and r["kind"] == "measured" for r in rows)
+    assert "1 not recorded" in next(r["note"] for r in rows if r["condition"] == "study=b")
+    line = " ".join(W.cost_line(pd.DataFrame(rows)))
+    # 60 s of 240 s: the ablations' 3 tasks are a quarter of the run's task time
+    assert "Their 3 tasks took 1.0 min of task time, 25% of this run's 4.0 min" in line
+    assert "(the paper's setup: 2 tasks, 3.0 min)" in line
+    # negative controls: one ablation alone has no "ablations" total; no ablation, no sentence
+    one = W.cost_rows("toy", results[:3], lambda task: task.params["study"])
+    assert [r["condition"] for r in one] == ["study=main", "study=a"]
+    assert "Their 1 task took 0.5 min" in " ".join(W.cost_line(pd.DataFrame(one)))
+    assert W.cost_line(pd.DataFrame(W.cost_rows("toy", results[:2], lambda task: "main"))) == []
+
+
+def test_a_result_carries_the_seconds_its_task_took(tmp_path):
+    """reproduce.runner.execute gives every result its task's ``_seconds``, computed or
+    cached, and the cache never stores it as part of the result."""
+    import json
+
+    from reproduce.runner import Task, execute
+    from reproduce.store import RunCache
+
+    tasks = [Task("sleep", "measured", 1, {"s": 0.05})]
+
+    def fn(task, comm):
+        import time
+        time.sleep(task.params["s"])
+        return {"v": 1.0}
+    first = execute(tasks, fn, cache=RunCache(tmp_path), extra={})
+    assert first[0][1]["_seconds"] >= 0.05 and "_cached_from" not in first[0][1]
+    stored = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert stored["result"] == {"v": 1.0} and stored["recorded"]["seconds"] == round(first[0][1]["_seconds"], 3)
+    again = execute(tasks, lambda task, comm: pytest.fail("recomputed"), cache=RunCache(tmp_path), extra={})
+    assert again[0][1]["_seconds"] == stored["recorded"]["seconds"] and again[0][1]["v"] == 1.0

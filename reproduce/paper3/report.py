@@ -9,6 +9,7 @@ import pandas as pd
 from engine.perfmodel import MachineProfile
 from reproduce import claims, manycore
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.paper3 import claims as P3
 from reproduce.paper3.setup import NAME, SPEEDUP_8, TABLE1, TABLE2, paper_message_bytes, table2_implied
 from reproduce.paper3.why import ablation_rows, cite, why_rows
@@ -409,6 +410,7 @@ def write(run, results, meta) -> dict:
         measured = runs[(runs.name == "pattern") & (runs.nodes == P) & (runs.source == "measured")]
         return "measured" if not measured.empty and not over(P) else f"emulated ({here.name})"
     why += ablation_rows(runs, setup, source_for=source_for)
+    why += W.cost_rows(NAME, results, lambda t: study_of(t.params))  # what the ablations add
     manycore.append_beyond_note(why, here.name, pairs)  # as the other emulated rows say it
     rows += why
     # the claims (issue 30), judged on intervals: reproduce/paper3/claims.py

@@ -10,6 +10,7 @@ from engine.nets.mlp import MLP
 from reproduce import claims as C
 from reproduce import manycore
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.paper3.setup import SPEEDUP_8, TABLE1
 from reproduce.paper3.why import WHY, ablation_lines, why_records
 from reproduce.spread import format_spread
@@ -176,7 +177,7 @@ def why_section(df, runs, *, here, setup, pairs=()) -> list[str]:
             s += (f" Emulated rows beyond P = {p_max} are extrapolated on profile `{here.name}` (see the "
                   "headline), their time per pass most of all.")
         L += ["", s]
-    return L + ablation_lines(df) + [""]
+    return L + ablation_lines(df) + W.cost_line(df) + [""]
 
 
 def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_bytes_paper,
