@@ -10,11 +10,12 @@ import pytest
 
 from reproduce.harness import run_paper
 from reproduce.paper4 import PAPER
-from reproduce.paper4.setup import QUICK
+from reproduce.paper4.setup import DEFAULT, QUICK
 from reproduce.report import COLUMNS
 
 TINY = replace(QUICK, widths=(16,), procs=(1, 2, 4), passes_timed=3, runs=2,
-               typical_sizes=(6, 5, 5, 2), typical_epochs=30, calib_reps=20)
+               typical_sizes=(6, 5, 5, 2), typical_epochs=30, calib_reps=20,
+               wide_width=32, wide_passes_timed=2)  # the widest-net ablation, in small
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +150,21 @@ def test_sec5_after_update_rows_in_the_tiny_run(result):
     df = pd.read_csv(out / "comparison.csv")
     sel = df[(df.table == "sec5") & (df.condition == "nodes=2;epoch=1;updates=1")]
     assert len(sel) == 2 and sel.reported.notna().all() and sel.ours.notna().all()
+
+
+def test_widest_net_ablation_runs_where_it_fits(result):
+    """The ablation (setup.py wide_width) end to end in small: its emulated runs at the largest P,
+    its why rows and section, and what it cost; left out where its memory estimate does not fit."""
+    from reproduce.paper4.tasks import wide_fits
+
+    out, _ = result
+    df = pd.read_csv(out / "comparison.csv")
+    why = df[(df.table == "why") & df.condition.str.contains("width=32")]
+    assert set(why.condition.str.extract(r"nodes=(\d+)")[0]) == {"4"} and (why.kind == "emulated").all()
+    cost = df[(df.table == "why") & (df.quantity == "task_seconds")].set_index("condition")
+    assert cost.loc["study=wide", "runs"] == 4 and cost.loc["study=wide", "ours"] > 0  # 2 passes × 2 runs
+    md = (out / "report.md").read_text()
+    assert "**Ablation: the widest net this machine holds.** Width 32" in md
+    assert "**What the ablations cost.** Their 4 tasks took" in md
+    assert wide_fits(DEFAULT, available=2**40) and not wide_fits(DEFAULT, available=2**30)  # 8,192: 7.5 GiB
+    assert not wide_fits(QUICK)  # --quick leaves it out

@@ -207,3 +207,51 @@ def test_rows_section_and_reasons(computed):
     WT.cite(ev2, w2)
     assert "would still stay below" not in ev2["table2-p16"].reason
     assert "would stay below the" not in ev2["conclusion-linear"].reason
+
+
+def wide_results(runs: int = 5, width: int = 8192) -> list:
+    """The widest-net ablation's results as tasks.py ``wide`` returns them: P = 16 emulated only,
+    compute alone 15× its serial time (±3 % per run in the serial time)."""
+    out = []
+    for ps in PASSES:
+        for i in range(runs):
+            f = 1 + 0.03 * ((i % 3) - 1)
+            t = SimpleNamespace(name="wide", kind="emulated",
+                                params={"width": width, "passes": ps, "run": i, "seed": 1 + i, "timed": 10})
+            out.append((t, {"emulated": {"16": _emu(0.16 * f, 0.16 / 15)}, "measured": {}}))
+    return out
+
+
+def test_widest_net_ablation_split_rows_section_and_reason():
+    host = node_profile(2e-6, 1e-9, name=P4C.HOST, source="test")
+    res = results() + wide_results()
+    runs = runs_frame(res, DEFAULT, PROFILE)
+    assert set(runs.width) == {132, 2048}  # the ablation stays out of the sweep's tables and claims
+    w = W.compute(res, setup=DEFAULT, runs=runs, cal=CAL, profile=PROFILE, host_profile=host,
+                  raw=host_raw(), host_cal=CAL)
+    x = next(x for x in w["wide"] if x["passes"] == "forward" and x["source"] == P4C.HOST)
+    assert x["width"] == 8192 and x["P"] == 16 and x["runs"] == 5
+    # by hand: an α/β profile does not scale compute, so compute alone = serial / compute = 15·f
+    fs = [1 + 0.03 * ((i % 3) - 1) for i in range(5)]
+    assert x["compute_speedup"][0] == pytest.approx(15 * math.exp(np.mean(np.log(fs))), rel=1e-12)
+    # its parts (the compute is the same in every run) add up to the emulated time of one pass
+    assert sum(x["parts"][k][0] for k in W.PARTS) == pytest.approx(
+        emulated_time_per_pass(_emu(0.16, 0.16 / 15), 16, host), rel=1e-12)
+    df = R.frame(W.rows(w))
+    cond = df[df.condition.str.contains("width=8192") & (df.quantity == "compute_speedup")]
+    assert len(cond) == 2 * 2  # two passes on two profiles (this run's and the host's)
+    md = "\n".join(WT.section(w))
+    assert "**Ablation: the widest net this machine holds.** Width 8,192" in md and "| 8,192 | 16 |" in md
+    ev = P4C.evidence([], runs=runs, hosts={P4C.HOST: host_rows(host_raw()), P4C.OTHER_HOST: []}, profile="t")
+    WT.cite(ev, w)
+    r = ev["table2-p16"].reason
+    assert f"the widest-net ablation (emulated on `{P4C.HOST}`, 5 runs): at width 8,192" in r
+    assert "% of the paper's 15.72 at width 64,000)" in r and "at 2,048" in r
+    # negative controls: without the ablation's results no sentence, and the section says it did not run
+    w0 = W.compute(results(), setup=DEFAULT, runs=runs, cal=CAL, profile=PROFILE, host_profile=host,
+                   raw=host_raw(), host_cal=CAL)
+    assert w0["wide"] == []
+    ev0 = P4C.evidence([], runs=runs, hosts={P4C.HOST: host_rows(host_raw()), P4C.OTHER_HOST: []}, profile="t")
+    WT.cite(ev0, w0)
+    assert "widest-net" not in ev0["table2-p16"].reason
+    assert "did not run" in "\n".join(WT.section(w0))

@@ -7,6 +7,7 @@ import pandas as pd
 from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel
 from reproduce import claims, manycore
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.paper4.setup import NAME, PASSES, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_OUTPUTS
 from reproduce.paper4 import claims as paper_claims
 from reproduce.paper4 import why as P4W
@@ -444,6 +445,7 @@ def write(run, results, meta) -> dict:
     why = P4W.compute(results, setup=setup, runs=runs, cal=cal, profile=profile,
                       host_profile=hosts.get(paper_claims.HOST))
     rows += P4W.rows(why)
+    rows += W.cost_rows(NAME, results, lambda t: "wide" if t.name == "wide" else "main")  # the ablation's cost
     ev = paper_claims.evidence(results, runs=runs, many=many, profile=profile.name,
                                here=f"this machine, {cores or '?'} cores")
     why_cite(ev, why)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
 from typing import Annotated, Literal, Union
@@ -47,12 +48,29 @@ def make_tasks(run) -> list[Task]:
                 if backend == "mpi":  # measured runs on MPI sub-communicators
                     T += [Task("node_mpi", "measured", P, {**base, "nodes": P})
                           for P in setup.procs if 1 < P <= workers]
+    if wide_fits(setup):  # the widest-net ablation (setup.py wide_width): emulated at the largest P
+        T += [Task("wide", "emulated", 1, {"width": setup.wide_width, "passes": passes, "run": i,
+                                           "seed": seed + i, "timed": setup.wide_passes_timed})
+              for passes in PASSES for i in range(setup.runs)]
     T.append(Task("typical", "measured", min(2, workers), {"seed": seed, "nodes": min(2, workers)}))
     # more §5 seeds for the sec5-targets claim (reproduce/paper4/claims.py); the first is the
     # report's §5 run, the task above, unchanged
     T += [Task("typical", "measured", min(2, workers), {"seed": seed + i, "nodes": min(2, workers)})
           for i in range(1, setup.typical_runs)]
     return T
+
+
+def wide_fits(setup: Setup, available: int | None = None) -> bool:
+    """Whether the widest-net ablation runs: a width is set and its emulated run at the largest
+    P fits this machine's memory (engine/strategies/node.py check_fits, asked before anything is
+    allocated)."""
+    if not setup.wide_width:
+        return False
+    try:
+        check_fits(setup.sizes(setup.wide_width), max(setup.procs), emulated=True, available=available)
+    except MemoryError:
+        return False
+    return True
 
 
 def _pattern(sizes, seed: int):
@@ -150,6 +168,11 @@ def run_task(task: Task, comm, run) -> dict | None:
     if task.name == "sweep":
         return sweep(setup, width=p["width"], passes=p["passes"], seed=p["seed"],
                      workers=run.workers if backend == "local" else 1, backend=backend)
+    if task.name == "wide":  # the ablation: the largest P, emulated, with fewer timed passes
+        P = max(setup.procs)
+        return {"emulated": {str(P): node_emulated(replace(setup, passes_timed=p["timed"]),
+                                                   width=p["width"], passes=p["passes"], seed=p["seed"], P=P)},
+                "measured": {}}
     if task.name == "node_mpi":
         return node_measured(setup, width=p["width"], passes=p["passes"], seed=p["seed"],
                              P=p["nodes"], backend="mpi", comm=comm)
@@ -400,4 +423,5 @@ class TypicalResult(Result):  # typical_run
 def result_model(task: Task):
     return {"calibrate_exchange": ExchangeCalibration,
             "calibrate_exchange_mpi": CalibrateExchangeMpiResult, "calibrate_t_a": TaCalibration,
-            "sweep": SweepResult, "node_mpi": NodeMeasured, "typical": TypicalResult}.get(task.name)
+            "sweep": SweepResult, "wide": SweepResult, "node_mpi": NodeMeasured,
+            "typical": TypicalResult}.get(task.name)

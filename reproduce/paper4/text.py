@@ -8,6 +8,7 @@ import numpy as np
 
 from reproduce import claims, manycore
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.paper4.why_text import section as why_section
 from reproduce.paper4.setup import PASSES, TABLE1, TABLE2, TABLE3, TYPICAL_OUTPUTS
 
@@ -43,7 +44,7 @@ def report_markdown(df, sp, *, setup, cal, profile, meta, figs, typical, quick_s
     L += R.quick_banner(quick_shrunk)
     # the claims first (issue 30), each judged on an interval; the old point-estimate screen is gone
     L += claims.report_lines(claims_df)
-    L += why_section(why) if why else []  # the why behind the verdicts, directly below the claims
+    L += (why_section(why) + W.cost_line(df)) if why else []  # the why behind the verdicts, below the claims
     L += headline(sp, setup=setup, profile=profile, pairs=pairs, records=manycore_records)
     la = meta.get("loadavg_end")
     L += [f"Run: {meta['date_utc']}, mode `{meta['mode']}`, backend `{meta['backend']}`, "

@@ -12,6 +12,8 @@ split into factors that multiply to it (reproduce/why.py), per timing repetition
   ours, 2,048) × the rest: how much the width alone explains by the §6 formula (and by our
   implementation's blocked model, blocked.py), with the host's calibrated
   constants; every model value is modeled, none measured;
+- the widest-net ablation (setup.py ``wide_width``): the emulated split at P = 16 at the widest
+  width this machine holds, beside the sweep's at 2,048 on the same profiles;
 - the §3 width claim's ratio S(2,048) ÷ S(132) at P = 2 = compute-alone ratio × share ratio;
 - Table 1's n = 132 column term by term: what the paper's printed values imply for the §6.2
   formula's terms (the communication term; the P-independent numerator).
@@ -119,13 +121,14 @@ def emulated_record(e: dict, P: int, profile) -> tuple[tuple, dict]:
     return (s1 / parts["compute"], parts["compute"] / t, s1 / t), parts
 
 
-def emulated_splits(results, profiles: dict, width: int = P4C.HOST_WIDTH) -> list[dict]:
+def emulated_splits(results, profiles: dict, width: int = P4C.HOST_WIDTH, task: str = "sweep") -> list[dict]:
     """Per profile ({name: MachineProfile}), passes and P ≥ 2: the emulated speedup split, and
     the mean over runs of each part of the emulated time (s), over this run's emulated runs at
-    ``width`` in task order (seeds ascending)."""
+    ``width`` in task order (seeds ascending); ``task``: the sweep's, or the widest-net
+    ablation's ("wide", tasks.py)."""
     by: dict = {}
     for t, res in results:
-        if t.name != "sweep" or res is None or t.params["width"] != width:
+        if t.name != task or res is None or t.params["width"] != width:
             continue
         for P, e in res["emulated"].items():
             if int(P) > 1:
@@ -254,10 +257,13 @@ def compute(results, *, setup, runs, cal: dict, profile, host_profile=None, raw=
     profs = {"here": profile, **({P4C.HOST: host_profile} if host_profile is not None else {})}
     return {"host": host_splits(raw) if raw else [], "here": here_splits(runs),
             "emulated": emulated_splits(results, profs),
+            # the widest-net ablation beside the sweep's width (setup.py wide_width)
+            "wide": emulated_splits(results, profs, width=setup.wide_width, task="wide")
+            if setup.wide_width else [],
             "gap": gap_splits(raw, hc or cal, setup, cal_source=f"{P4C.HOST}'s run" if hc else "this run's")
             if raw and (hc or cal.get("t_a")) else [],
             "width": width_split(runs, cal, setup) if cal.get("t_a") else None,
-            "table1": table1_split(), "paper_width": setup.paper_width}
+            "table1": table1_split(), "paper_width": setup.paper_width, "wide_width": setup.wide_width}
 
 
 # ---- comparison rows ------------------------------------------------------------------------------
@@ -287,7 +293,7 @@ def rows(w: dict) -> list[dict]:
     """Table ``why`` of comparison.csv: no paper values (the paper decomposes nothing; Table 1's
     printed values appear in the notes)."""
     out = []
-    for x in w["host"] + w["here"] + w["emulated"]:
+    for x in w["host"] + w["here"] + w["emulated"] + w.get("wide", []):
         cond = _cond(x)
         for f in SPLIT:
             out.append(R.row(NAME, W.TABLE, f, cond, "x" if f != "compute_share" else "fraction",

@@ -90,6 +90,27 @@ def emulated_sentence(w: dict, passes: str) -> str:
     return "; ".join(out)
 
 
+def wide_sentence(w: dict, passes: str, source: str | None = None) -> str:
+    """The widest-net ablation at P = 16 against the sweep's width on the same profile, in words
+    (``source``: one profile; default every profile the ablation ran on)."""
+    out = []
+    for x in w.get("wide", []):
+        if x["passes"] != passes or x["P"] != P_CLAIM or (source and x["source"] != source):
+            continue
+        y = _at([e for e in w["emulated"] if e["source"] == x["source"]], passes=passes, P=P_CLAIM)
+        s = (f"the widest-net ablation (emulated on `{x['source']}`, {x['runs']} runs): at width "
+             f"{x['width']:,} {_f(x['speedup'])}× = compute alone {_f(x['compute_speedup'])}× × "
+             f"{_pc(x['compute_share'])}")
+        if y:
+            s += (f", against {_f(y['speedup'])}× = {_f(y['compute_speedup'])}× × {_pc(y['compute_share'])} "
+                  f"at {y['width']:,}")
+        rep = P4C.PAPER[passes].get(P_CLAIM)
+        if rep:
+            s += f" ({x['speedup'][0] / rep:.0%} of the paper's {rep} at width {w['paper_width']:,})"
+        out.append(s)
+    return "; ".join(out)
+
+
 def _mostly(a: float, b: float, first: str, second: str) -> str:
     """Which of two factors moves the product further from 1 (in log terms)."""
     return first if abs(math.log(a)) > abs(math.log(b)) else second
@@ -194,6 +215,25 @@ def section(w: dict) -> list[str]:
         said = [emulated_sentence(w, ps) for ps in PASSES]
         L += [f"At P = {P_CLAIM}: " + "; ".join(f"{_words(ps)}: {s}" for ps, s in zip(PASSES, said) if s)
               + ".", ""] if any(said) else []
+    if w.get("wide"):
+        wd = w["wide"][0]["width"]
+        L += [f"**Ablation: the widest net this machine holds.** Width {wd:,} (the widest power of two whose "
+              f"emulated {P_CLAIM}-worker run fits this machine's memory, checked before it runs; setup.py), "
+              f"emulated at P = {P_CLAIM} as the sweep's runs are and on their seeds, beside width "
+              f"{P4C.HOST_WIDTH:,} on the same profiles. Parts: mean over runs, ms per pass.", ""]
+        pair = [x for v in w["wide"] for x in (_at([e for e in w["emulated"] if e["source"] == v["source"]],
+                                                  passes=v["passes"], P=P_CLAIM), v) if x]
+        L += W.table(["profile", "passes", "width", "P", "speedup", "= compute alone", "× compute share",
+                      "compute ms", "straggler wait ms", "allgather ms", "runs"],
+                     [[x["source"], _words(x["passes"]), f"{x['width']:,}", x["P"], _f(x["speedup"]),
+                       _f(x["compute_speedup"]), _pc(x["compute_share"])]
+                      + [f"{x['parts'][k][0] * 1e3:.3g}" for k in PARTS] + [x["runs"]] for x in pair]) + [""]
+        said = [(ps, wide_sentence(w, ps, P4C.HOST)) for ps in PASSES]
+        L += [f"On {P4C.HOST}'s profile, " + "; ".join(f"{_words(ps)}: {s}" for ps, s in said if s) + ".", ""] \
+            if any(s for _, s in said) else []
+    elif w.get("wide_width"):
+        L += [f"**Ablation: the widest net this machine holds** (width {w['wide_width']:,}) did not run: "
+              "its emulated run does not fit this machine's memory (setup.py, tasks.py wide_fits).", ""]
     if w["gap"]:
         L += [f"**The gap to the paper at P = {P_CLAIM} = the width by a model × the rest.** Paper ÷ ours = "
               f"(model at width {w['paper_width']:,} ÷ model at {P4C.HOST_WIDTH:,}) × rest, per host run; the "
@@ -244,7 +284,7 @@ def cite(ev: dict, w: dict) -> None:
         x = _at(w["host"], passes=ps, P=P_CLAIM)
         gs = [g for g in w["gap"] if g["claim"] == cid]
         add(cid, "; ".join(s for s in (host_sentence(x) if x else "", gap_sentence(gs),
-                                       emulated_sentence(w, ps)) if s))
+                                       emulated_sentence(w, ps), wide_sentence(w, ps, P4C.HOST)) if s))
     lows = [x for ps in PASSES for x in [_at(w["host"], passes=ps, P=P_CLAIM)] if x]
     if lows:
         x = min(lows, key=lambda x: x["speedup"][0])
