@@ -113,10 +113,23 @@ class Run:
     jobs: int = 1  # emulated tasks at a time (runner.execute); measured ones always run alone
     context: dict = field(default_factory=dict)  # set by prepare; "profiles" go into the metadata
     meta: dict = field(default_factory=dict)  # paper-specific metadata, set by prepare
+    # {name: MachineProfile} an earlier run measured on this machine, when this invocation only
+    # rebuilds its files from that run's task cache (tools/rebuild_from_cache.py): see measured
+    recorded: dict = field(default_factory=dict)
 
     @property
     def rank(self) -> int:
         return 0 if self.comm is None else self.comm.rank
+
+    def measured(self, names: tuple, measure) -> list:
+        """The profiles ``names`` a paper's prepare measures on this machine: ``measure()`` (a
+        list, in the order of ``names``), or the ones the run that computed the cached results
+        recorded, where it recorded all of them (:attr:`recorded`), so that a rebuild composes
+        the emulated rows with the machine as it was when their compute was timed, not with
+        the load at rebuild time."""
+        if names and all(n in self.recorded for n in names):
+            return [self.recorded[n] for n in names]
+        return list(measure())
 
     @property
     def quick_shrunk(self) -> list | None:
@@ -227,7 +240,8 @@ def _loadavg() -> list[float]:
 
 def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: int | None = None,
               backend: str = "local", seed: int = 1, comm=None, progress_factory=None,
-              profile=None, origin: dict | None = None, jobs: int = 1) -> dict | None:
+              profile=None, origin: dict | None = None, jobs: int = 1,
+              recorded: dict | None = None) -> dict | None:
     """Run every task of ``paper`` (cached), then write ``out`` on rank 0.
 
     ``setup`` defaults to the paper's setup for ``mode``; ``workers`` to the
@@ -237,7 +251,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     paper would measure behind its emulated rows. ``origin``: the metadata of the run
     that computed the cached task results, when this invocation only rebuilds the
     files from them (tools/rebuild_from_cache.py); the reports say so. ``jobs``: emulated
-    tasks at a time (:func:`reproduce.runner.execute`; 1 under MPI).
+    tasks at a time (:func:`reproduce.runner.execute`; 1 under MPI). ``recorded``: the profiles
+    the original run measured ({name: MachineProfile}), reused by a rebuild (:meth:`Run.measured`).
 
     Each result from the cache carries ``_cached_from`` ({invocation, date_utc,
     load_1min} of the run that computed it); a fresh one has none. ``meta["invocation"]``
@@ -248,7 +263,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
     load0 = _loadavg()
     setup = setup if setup is not None else paper.setups[mode]
     workers = workers if workers is not None else paper.default_workers()
-    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile, jobs=jobs)
+    run = Run(paper, setup, mode, workers, backend, seed, Path(out), comm, profile, jobs=jobs,
+              recorded=dict(recorded or {}))
     check_size(paper, run)
     if paper.prepare is not None:
         paper.prepare(run)

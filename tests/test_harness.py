@@ -179,3 +179,28 @@ def test_check_size_counts_tasks_linearly_in_runs_and_refuses_what_cannot_fit(tm
         H.check_size(PAPER, run(10**6))
     with pytest.raises(H.UsageError, match=r"--workers 1,000,000,000: as many local processes"):
         H.check_size(PAPER, run(10, workers=10**9))
+
+
+def test_a_rebuild_reuses_the_profiles_the_original_run_measured(toy, tmp_path):
+    """Run.measured (tools/rebuild_from_cache.py's way of reusing the recorded profiles): the
+    recorded ones where all the names asked for were recorded, else a measurement."""
+    from dataclasses import replace as dc_replace
+
+    from engine.perfmodel import MachineProfile
+
+    seen = []
+
+    def prepare(run):
+        run.context["profiles"] = run.measured(("here",), lambda: seen.append(1) or [
+            MachineProfile("here", 1e-6, 1e9, source="measured now")])
+
+    p = dc_replace(toy, prepare=prepare)
+    old = MachineProfile("here", 5e-6, 2e9, source="measured by the original run")
+    s = run_paper(p, out=tmp_path / "a", workers=1, recorded={"here": old, "other": old})
+    assert seen == [] and s["meta"]["profiles"][0]["source"] == "measured by the original run"
+    s = run_paper(p, out=tmp_path / "b", workers=1)  # control: nothing recorded, so measured
+    assert seen == [1] and s["meta"]["profiles"][0]["source"] == "measured now"
+    r = dc_replace(toy, prepare=lambda run: run.context.__setitem__(
+        "profiles", run.measured(("here", "there"), lambda: [MachineProfile("x", 0, 1, source="new")] * 2)))
+    s = run_paper(r, out=tmp_path / "c", workers=1, recorded={"here": old})  # "there" missing: measure both
+    assert [q["source"] for q in s["meta"]["profiles"]] == ["new", "new"]

@@ -1,7 +1,7 @@
 """Rebuild a paper's committed results from its task cache after a change of code that
 does not alter any task result (report code, a neutral engine change).
 
-    python tools/rebuild_from_cache.py paper3 [paper0 ...] [--results results]
+    python tools/rebuild_from_cache.py PAPER [PAPER ...] [--results results]
 
 1. Re-key: the cache key holds a hash of engine/, datasets/ and the paper's setup and
    tasks modules (reproduce/harness.py), so any edit there orphans every entry. Each
@@ -13,12 +13,12 @@ does not alter any task result (report code, a neutral engine change).
    workers) on this machine, and "unknown" for the load and the invocation. The
    machine is only assumed: the summary's core count must be this machine's. An entry
    that cannot be read is left for the run to discard.
-2. Reuse the profiles the original run measured: the `here` profiles a paper measures
-   in ``prepare`` (paper0: here-best / here-median; paper2, paper3: here) are read from
-   the committed summary.json instead of being measured again, so the emulated rows are
+2. Reuse the profiles the original run measured: every profile the committed summary.json
+   records is passed to the run (``run_paper(recorded=...)``), and a paper's ``prepare``
+   takes them through ``Run.measured`` instead of measuring again, so the emulated rows are
    composed with the machine as it was when their compute was timed, not with whatever
-   load there is at rebuild time. Papers whose profile comes from a cached task
-   (paper1, paper4) need nothing.
+   load there is at rebuild time. A paper whose profile comes from a cached task needs
+   nothing.
 3. Run the paper through the harness as `python -m reproduce <paper>` does, with the
    original run's metadata as ``origin`` (date, commit, wall time, load; kept through
    later rebuilds), which every report states under its Run line. Tasks not in the
@@ -112,20 +112,6 @@ def _unbounded(p: dict) -> dict:
     return {k: (float("inf") if v is None and k == "bandwidth_Bps" else v) for k, v in p.items()}
 
 
-def patch(name: str, profiles: dict) -> None:
-    """Make the paper's prepare return the recorded profiles instead of measuring."""
-    if name == "paper0":
-        import reproduce.paper0.tasks as t
-
-        t.measure_here = lambda **kw: None
-        t.measure_barrier_here = lambda base, **kw: [profiles["here-best"], profiles["here-median"]]
-    elif name in ("paper2", "paper3"):
-        import importlib
-
-        t = importlib.import_module(f"reproduce.{name}.tasks")
-        t.measure_here = lambda **kw: profiles["here"]
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("papers", nargs="+")
@@ -139,12 +125,10 @@ def main(argv=None) -> int:
         data, cond, workers = migration(paper, out, json.loads((out / "summary.json").read_text())["meta"])
         olds, n = rekey(out / ".cache", code_hash("engine", "datasets", *paper.code), data=data, cond=cond)
         print(f"{name}: re-keyed {n} entries from {sorted(olds, key=str)}", flush=True)
-        if name in ("paper0", "paper2", "paper3"):
-            patch(name, recorded(out / "summary.json"))
         o = origin(out / "summary.json")
         if args.note:
             o = {**o, "note": "; ".join(filter(None, (o.get("note"), args.note)))}
-        s = run_paper(paper, out=out, origin=o, workers=workers)
+        s = run_paper(paper, out=out, origin=o, workers=workers, recorded=recorded(out / "summary.json"))
         m = s["meta"]
         print(f"{name}: {m['tasks_from_cache']} of {m['tasks']} tasks from the cache, "
               f"{m['wall_s']:.0f} s", flush=True)

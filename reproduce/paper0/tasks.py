@@ -31,8 +31,8 @@ def prepare(run) -> None:
     if run.profile is not None:
         profiles = [run.profile]
     else:
-        profiles = measure_barrier_here(measure_here(reps=4 * setup.profile_reps),  # α: best-burst and
-                                        reps=setup.profile_reps)  # overall median barrier
+        profiles = run.measured(("here-best", "here-median"), lambda: measure_barrier_here(
+            measure_here(reps=4 * setup.profile_reps), reps=setup.profile_reps))  # α: best burst, overall median
     profiles.append(MachineProfile("compute-only", 0.0, math.inf,
                                    source="bound, not a machine: synchronisation and reduction free"))
     run.context["profiles"] = profiles

@@ -27,7 +27,7 @@ def prepare(run) -> None:
     if run.profile is not None:
         here = run.profile
     else:
-        here = measure_here(reps=500) if run.rank == 0 else None
+        here = run.measured(("here",), lambda: [measure_here(reps=500)])[0] if run.rank == 0 else None
         if run.comm is not None:
             here = run.comm.comm.bcast(here, root=0)
     run.context["profiles"] = [here]

@@ -23,7 +23,8 @@ def prepare(run) -> None:
     """The profiles emulated runs are timed on: ``--profile``'s (``run.profile``), else this
     machine measured on rank 0 (``here``); and the paper's cluster
     (:func:`~reproduce.paper3.setup.gige2008`)."""
-    here = run.profile if run.profile is not None else measure_here() if run.rank == 0 else None
+    here = (run.profile if run.profile is not None
+            else run.measured(("here",), lambda: [measure_here()])[0] if run.rank == 0 else None)
     run.context["here"] = here  # the profile whose emulated rows are validated against measured ones
     run.context["profiles"] = [p for p in (here, gige2008(run.setup)) if p is not None]
 
