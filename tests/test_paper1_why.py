@@ -216,3 +216,48 @@ def test_a_calibrated_profile_names_its_collectives_and_no_branch():
     assert f["compute_ratio"][0] * f["overhead_ratio"][0] == pytest.approx(f["time_ratio"][0], rel=1e-12)
     text = "\n".join(P1WT.section(w))
     assert "allgather" in text and "binds" in text and "4 slaves to fall" not in text
+
+
+def _warm(seed: int, ms=(60.0, 35.0, 21.0, 20.0, 19.0, 20.0, 22.0, 20.0)) -> tuple:
+    t = Task("warmup", "measured", 1, {"strategy": "PP", "hidden": 400, "P": 1, "bunch": 1000,
+                                       "bunches": len(ms), "run": seed - 1, "seed": seed})
+    return t, {"compute_s": [m * 1e-3 for m in ms], "comm_s": [0.0] * len(ms), "wall": 1.0,
+               "loadavg": [0, 0, 0]}
+
+
+def test_warmup_split_by_hand_rows_and_section():
+    res = [_warm(s) for s in range(1, 6)]
+    rest = [{"config": ("PP", 400, 1000, 1), "rest": (0.028, 0.027, 0.029)}]
+    (x,) = P1W.warmup_split(res, rest)
+    # by hand: steady = median of bunches 4..8 (20, 19, 20, 22, 20) = 20 ms; the first 3 average
+    # (60 + 35 + 21)/3 = 38.67 ms, 1.933× steady, 18.67 ms above it; every run the same
+    assert x["steady_ms"][0] == pytest.approx(20.0) and x["first_ms"][0] == pytest.approx(60.0)
+    assert x["three_mean_ms"][0] == pytest.approx(116 / 3) and x["three_over_steady"][0] == pytest.approx(116 / 60)
+    assert x["excess_ms"] == pytest.approx(116 / 3 - 20) and x["rest_ms"] == pytest.approx(28.0)
+    assert x["runs"] == 5 and x["config"] == ("PP", 400, 1000, 1)
+    w = {"emulated": [], "four": None, "rest": [], "updates": [], "fig6": [], "pp": [], "warmup": [x],
+         "setup": replace(SETUP, warmup_bunches=8)}
+    rows = [r for r in P1WT.rows(w) if r["quantity"].startswith("warmup_")]
+    assert {r["quantity"] for r in rows} == {"warmup_first", "warmup_second", "warmup_steady",
+                                             "warmup_three_mean", "warmup_three_over_steady"}
+    assert all("study=warmup" in r["condition"] and r["kind"] == "measured" and r["runs"] == 5 for r in rows)
+    s = P1WT.warmup_sentence(w)
+    assert "average 1.93× the steady bunch (18.7 ms above it), against a rest of 28 ms" in s
+    # negative controls: a run too short for a steady part is left out; flat bunches show no excess
+    assert P1W.warmup_split([_warm(1, ms=(20.0, 20.0, 20.0))], rest) == []
+    (flat,) = P1W.warmup_split([_warm(s, ms=(20.0,) * 8) for s in range(1, 6)], [])
+    assert flat["excess_ms"] == pytest.approx(0.0) and math.isnan(flat["rest_ms"])
+
+
+def test_warmup_task_times_every_bunch():
+    """tasks._warmup on a small corpus: one entry a bunch, as many as asked for (the chunk and
+    boundary rounds left out), on one and two ranks."""
+    from reproduce.paper1.setup import QUICK
+    from reproduce.paper1.tasks import _warmup, corpora
+
+    tr, _ = corpora(QUICK, 1)
+    for P in (1, 2):
+        p = {"strategy": "PP", "hidden": 16, "P": P, "bunch": 64, "bunches": 5, "run": 0, "seed": 1}
+        r = _warmup(tr, (156, 16, 56), p, setup=QUICK, backend="local", comm=None)
+        assert len(r["compute_s"]) == len(r["comm_s"]) == 5 and min(r["compute_s"]) > 0
+        assert r["wall"] >= sum(r["compute_s"])

@@ -13,4 +13,4 @@ from reproduce.paper1 import setup, tasks
 
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/decode"),
                  cache_ignores=("runs", "fig6_bunches", "fig6_big", "nets", "perf_hidden", "pp_bunches",
-                                "one_seed_bunches"))
+                                "one_seed_bunches", "warmup_bunches", "warmup_runs"))

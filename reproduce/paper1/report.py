@@ -658,6 +658,7 @@ def write(run, results, meta) -> dict:
     rows += extra_rows.headline_rows(df, here_src=here_src) + extra_rows.bunch_rows(tf, setup)
     rows += extra_rows.wer_rows(results, setup)
     from reproduce import claims as C
+    from reproduce import why as W
     from reproduce.paper1 import why as P1W
     from reproduce.paper1 import why_text as P1WT
     from reproduce.paper1.claims import CLAIMS, evidence
@@ -668,6 +669,7 @@ def write(run, results, meta) -> dict:
                                pairs=pairs, df=df)
     P1WT.cite(ev, facts["why"])
     rows += P1WT.rows(facts["why"])
+    rows += W.cost_rows(NAME, results, lambda t: "warmup" if t.name == "warmup" else "main")  # the ablation's cost
     cdf = C.evaluate(NAME, CLAIMS, ev)
     C.write(out, cdf)
     figs = plots(out, df, tf, setup, quick=run.mode == "quick") + claims_plot(out, cdf, quick=run.mode == "quick")

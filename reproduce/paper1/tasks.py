@@ -55,6 +55,15 @@ def make_tasks(run) -> list[Task]:
         T.append(Task("perf", "measured", P, {"strategy": "PP", "hidden": h, "P": P,
                                               "bunch": setup.pp_bunches[0], "pipelined": False,
                                               "compressed": True, "seed": seed}))
+    # The warm-up ablation (setup.py): PP bunches timed one by one, from a fresh run's first
+    for P in (1, 2):
+        if P > workers:
+            continue
+        for h in setup.perf_hidden:
+            T += [Task("warmup", "measured", P, {"strategy": "PP", "hidden": h, "P": P,
+                                                 "bunch": setup.pp_bunches[0], "bunches": setup.warmup_bunches,
+                                                 "run": i, "seed": seed + i})
+                  for i in range(setup.warmup_runs)]
     # Measured forward pass (Fig. 5): NP and PP on P = 1, 2 local processes, each run
     # interleaved with the serial forward pass of the same weights and patterns.
     for P in (1, 2):
@@ -121,6 +130,8 @@ def run_task(task: Task, comm, run) -> dict | None:
         return _perf(tr, sizes, p, setup=setup, backend=backend, comm=comm)
     if task.name == "fwd":
         return _fwd(tr, sizes, p, setup=setup, backend=backend, comm=comm)
+    if task.name == "warmup":
+        return _warmup(tr, sizes, p, setup=setup, backend=backend, comm=comm)
     # training
     B = p["bunch"]
     cfg = BunchConfig(bunch=B, lr=p["lr"], epochs=setup.epochs, pipelined=p.get("pipelined", False),
@@ -192,6 +203,28 @@ def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
             "mcups_high": nb * B * n_wts(*sizes) / min(walls) / 1e6, "repeats": len(walls),
             "compute_s": float(log[:, 0, 0].sum()), "comm_s": float(log[:, 0, 1].sum()),
             "bytes_per_pattern_per_slave": float(log[:, -1, 2].sum() / (nb * B)),
+            "loadavg": list(os.getloadavg())}
+
+
+def _warmup(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
+    """One measured PP run of ``p["bunches"]`` bunches (compressed input, one chunk), as
+    :func:`_perf` times its 3, every bunch's time kept: the slowest rank's compute and
+    communication per bunch (engine/strategies/bunch.py ``collect``'s steps; the rounds of the
+    chunk and the utterance boundaries left out), and the run's wall."""
+    from engine.strategies.pattern_bunch import train_pattern_bunch
+
+    B, nb = p["bunch"], p["bunches"]
+    cfg = BunchConfig(bunch=B, lr=1e-4, epochs=1, pipelined=False, compressed=True, chunk=nb * B,
+                      max_bunches=nb)
+    be = "local" if backend == "local" else "mpi"
+    if be == "mpi" and p["P"] == 1:
+        be, comm = "inprocess", None
+    r = train_pattern_bunch(tr, sizes=sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
+                            workers=p["P"], backend=be, comm=comm, init_scale=setup.init_scale)
+    if r is None:
+        return None
+    steps = r["steps"]  # (bunches, 4): the slowest rank's compute and communication, B, bytes
+    return {"compute_s": steps[:, 0].tolist(), "comm_s": steps[:, 1].tolist(), "wall": r["wall"],
             "loadavg": list(os.getloadavg())}
 
 
@@ -275,6 +308,13 @@ class PerfResult(Result):
     loadavg: LoadAvg
 
 
+class WarmupResult(Result):  # _warmup
+    compute_s: list[Seconds]
+    comm_s: list[Seconds]
+    wall: Seconds
+    loadavg: LoadAvg
+
+
 class FwdResult(Result):
     patterns: Count
     repeats: Count
@@ -318,4 +358,4 @@ def result_model(task: Task):
     if task.name == "train":
         return TrainEmulatedResult if task.kind == "emulated" else TrainMeasuredResult
     return {"calibrate": CalibrateResult, "emul": EmulResult, "perf": PerfResult,
-            "fwd": FwdResult}.get(task.name)
+            "fwd": FwdResult, "warmup": WarmupResult}.get(task.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datasets.speech import N_INPUTS, class_coverage
 from reproduce import report as R
+from reproduce import why as W
 from reproduce.claims import report_lines as claims_report_lines
 from reproduce.paper1 import why_text as P1WT
 from reproduce.paper1.setup import MULTISPERT_1997, TABLE1_BUNCH
@@ -65,7 +66,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
     L += R.jobs_line(meta)
     if meta.get("history"):
         L += [f"History of these files: {meta['history']}", ""]
-    L += P1WT.section(facts["why"]) if "why" in facts else []  # the first section after the claims
+    L += (P1WT.section(facts["why"]) + W.cost_line(df)) if "why" in facts else []  # first after the claims
     n_cov, missing = class_coverage()
     ntr = int(tf.n_train.iloc[0]) if not tf.empty else 0
     ncv = int(tf.n_cv.iloc[0]) if not tf.empty else 0

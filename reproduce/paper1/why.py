@@ -8,6 +8,8 @@ apart into named pieces or into factors that multiply to them (reproduce/why.py)
   3 ÷ 4), on the claim's own resamples;
 - every measured training configuration beside its emulated twin: measured = emulated + the
   rest, and the rest split by what the run logged on rank 0 (compute, communication, neither);
+- the warm-up ablation: a measured PP run's bunches timed one by one (first, second, steady),
+  and how far the 3-bunch mean a perf run times lies above the steady bunch;
 - the training claims (§3.5 Table 2's PP, Fig. 6's moderate bunches): updates per epoch
   (counted in the runs, beside the chunk arithmetic of the setup), the summed step η·B of an
   update, and CV frame error split into a factor at equal updates and one from the updates made.
@@ -27,7 +29,7 @@ from reproduce import claims as C
 from reproduce import why as W
 from reproduce.paper1 import claims as P1C
 from reproduce.paper1.perf import N_I, N_O
-from reproduce.paper1.setup import TABLE1_HIDDEN
+from reproduce.paper1.setup import NAME, TABLE1_HIDDEN
 
 SPLIT = ("time_ratio", "compute_ratio", "overhead_ratio")  # perf(4)/perf(3) = compute × the rest
 EQUAL = ("at_equal_updates", "from_updates", "error_ratio")  # B's error ÷ A's = at equal updates × …
@@ -239,6 +241,42 @@ def rest_groups(w: dict) -> dict:
     return out
 
 
+# ---- 2b. the ablation: a measured PP bunch warms up ---------------------------------------------
+WARM = ("first_ms", "second_ms", "steady_ms", "three_mean_ms", "three_over_steady")
+STEADY_FROM = 3  # bunches from the 4th on are the steady ones (the 3 a perf run times are not)
+
+
+def warmup_split(results, w_rest: list[dict]) -> list[dict]:
+    """Per (hidden, B, P) of the warm-up runs (tasks.py ``_warmup``): the first and second
+    bunch, the steady bunch (median of the bunches from the 4th on) and the mean of the first 3
+    (what a perf run times: its wall ÷ 3), each bunch the slowest rank's compute +
+    communication, in ms; and the 3-bunch mean over the steady bunch. Geometric means over
+    runs (seeds), 95 % bootstrap, one resample for the five. ``excess_ms``: 3-bunch mean −
+    steady, set beside the same configuration's rest (:func:`measured_rest`) in ``rest_ms``."""
+    by: dict = {}
+    for t, r in results:
+        if t.name != "warmup" or r is None:
+            continue
+        b = np.asarray(r["compute_s"]) + np.asarray(r["comm_s"])
+        if b.size <= STEADY_FROM:
+            continue
+        steady = float(np.median(b[STEADY_FROM:]))
+        three = float(b[:3].mean())
+        rec = (b[0] * 1e3, b[1] * 1e3, steady * 1e3, three * 1e3, three / steady)
+        by.setdefault((t.params["hidden"], t.params["bunch"], t.params["P"]), []).append((t.params["seed"], rec))
+    rest = {x["config"][1:]: x for x in w_rest if x["config"][0] == "PP"}
+    out = []
+    for (h, B, P), v in sorted(by.items()):
+        recs = [r for _, r in sorted(v)]
+        iv = W.factor_intervals(recs, WARM, label=f"{NAME} why warmup {h} {B} {P}")
+        x = {"config": ("PP", h, B, P), "runs": len(recs), **iv,
+             "excess_ms": iv["three_mean_ms"][0] - iv["steady_ms"][0]}
+        r = rest.get((h, B, P))
+        x["rest_ms"] = r["rest"][0] * 1e3 if r else math.nan
+        out.append(x)
+    return out
+
+
 # ---- 3. training: updates, step sizes, error at equal updates --------------------------------
 def _runs(results) -> dict:
     """(mode, hidden, B) → {seed: training result}."""
@@ -363,4 +401,5 @@ def compute(results, setup, *, ctx: dict | None = None, pairs=(), df=None) -> di
         w["four"] = four_split(results, ctx, setup, df)
         w["rest"] = measured_rest(results, ctx, pairs)
         w["profile"] = ctx["prof"].name
+    w["warmup"] = warmup_split(results, w["rest"])  # the ablation (no emulation needed)
     return w

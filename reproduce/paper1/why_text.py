@@ -11,7 +11,8 @@ from reproduce import report as R
 from reproduce import why as W
 from reproduce.paper1 import claims as P1C
 from reproduce.paper1.setup import NAME
-from reproduce.paper1.why import EQUAL, PP_SPLIT, SPLIT, claim_configs, rest_fit, rest_groups
+from reproduce.paper1.why import (EQUAL, PP_SPLIT, SPLIT, STEADY_FROM, WARM, claim_configs, rest_fit,
+                                   rest_groups)
 
 
 # ---- comparison rows ------------------------------------------------------------------------
@@ -90,6 +91,17 @@ def rows(w: dict) -> list[dict]:
                              runs=len(xs), note=f"a: {what}"))
             out.append(R.row(NAME, W.TABLE, "rest_fit_slope", cond, "x", ours=b, kind="measured", runs=len(xs),
                              note=f"b: {what}; near 0: a cost per bunch the work does not change"))
+    for x in w.get("warmup", []):
+        c = x["config"]
+        cond = R.condition(nodes=c[3], bunch=c[2], hidden=c[1]) + f";strategy={c[0]};study=warmup"
+        for k in WARM:
+            est, lo, hi = x[k]
+            out.append(R.row(NAME, W.TABLE, "warmup_" + k.removesuffix("_ms"), cond,
+                             "x" if k == "three_over_steady" else "ms", ours=est, low=lo, high=hi,
+                             kind="measured", runs=x["runs"],
+                             note=f"{_WARM_NOTES[k]}; a bunch: the slowest rank's compute + communication; "
+                                  f"geometric mean over {x['runs']} runs (seeds), 95 % bootstrap over them, one "
+                                  "resample for the five"))
     for u in w["updates"]:
         cond = R.condition(bunch=u["bunch"], hidden=u["hidden"]) + f";mode={u['mode']}"
         out.append(R.row(NAME, W.TABLE, "updates_per_epoch", cond, "updates",
@@ -106,6 +118,29 @@ def rows(w: dict) -> list[dict]:
             + f";mode=PP;over_bunch={w['setup'].np_bunch}"
         out += _factor_rows(x, PP_SPLIT, cond, _PP_NOTES, x["seeds"], kind="emulated")
     return out
+
+
+_WARM_NOTES = {
+    "first_ms": "the first bunch of a fresh measured PP run",
+    "second_ms": "its second bunch",
+    "steady_ms": f"the median bunch from the {STEADY_FROM + 1}th on (the steady bunch)",
+    "three_mean_ms": "the mean of the first 3 bunches: what a perf run (3 bunches) times a bunch",
+    "three_over_steady": "the 3-bunch mean over the steady bunch"}
+
+
+def warmup_sentence(w: dict) -> str:
+    """The warm-up ablation in words, per configuration: the excess of the 3-bunch mean over
+    the steady bunch beside the same configuration's rest."""
+    out = []
+    for x in w.get("warmup", []):
+        c = x["config"]
+        s = (f"PP 156:{c[1]}:56, B = {c[2]:,}, P = {c[3]}: first bunch {_f(x['first_ms'])} ms, second "
+             f"{_f(x['second_ms'])} ms, steady {_f(x['steady_ms'])} ms, so the 3 bunches a perf run times "
+             f"average {_f(x['three_over_steady'], '.2f')}× the steady bunch ({x['excess_ms']:.3g} ms above it)")
+        if math.isfinite(x["rest_ms"]):
+            s += f", against a rest of {x['rest_ms']:.3g} ms beyond the emulated bunch"
+        out.append(s)
+    return "; ".join(out)
 
 
 def _factor_rows(x: dict, names, cond: str, notes: dict, n: int, kind: str = "measured") -> list[dict]:
@@ -280,10 +315,25 @@ def section(w: dict) -> list[str]:
                        f"{x['rest_comm'] * 1e3:.3g}", f"{x['rest_unlogged'] * 1e3:.3g}", x["runs"]]
                       for x in w["rest"]]) + [""]
         L += [rest_sentence(w) + ". The emulator's step (perf.py) times a slave's forward and backward pass "
-              "on ready inputs; the rest is what the measured loop does besides. Where it sits inside rank 0's "
-              "compute stays unexplained: the cached results keep only the run's sums, not its rounds "
-              "(hypotheses, not measured: building the bunch's windows and targets, the once-per-run rounds "
-              "spread over the few bunches timed); a profile of one bunch's rounds would decide.", ""]
+              "on ready inputs; the rest is what the measured loop does besides."
+              + ("" if w.get("warmup") else
+                 " Where it sits inside rank 0's compute stays unexplained: the cached results keep only the "
+                 "run's sums, not its rounds (hypotheses, not measured: building the bunch's windows and "
+                 "targets, the once-per-run rounds spread over the few bunches timed); a profile of one "
+                 "bunch's rounds would decide (the warm-up ablation, which did not run here)."), ""]
+    if w.get("warmup"):
+        L += [f"**Ablation: a measured PP bunch warms up.** Fresh measured PP runs of {w['setup'].warmup_bunches} "
+              "bunches (compressed input, one chunk), every bunch timed on its own (the slowest rank's compute + "
+              f"communication); steady: the median bunch from the {STEADY_FROM + 1}th on. A perf run (Measured = "
+              "emulated + the rest) times 3 bunches of a fresh run; ms a bunch, geometric means over runs with "
+              "95 % bootstrap intervals.", ""]
+        L += W.table(["configuration", "first", "second", "steady", "mean of the first 3", "÷ steady",
+                      "3-bunch excess", "rest (above)", "runs"],
+                     [[_cfg(x["config"]), _f(x["first_ms"]), _f(x["second_ms"]), _f(x["steady_ms"]),
+                       _f(x["three_mean_ms"]), _f(x["three_over_steady"], ".2f"), f"{x['excess_ms']:.3g}",
+                       f"{x['rest_ms']:.3g}" if math.isfinite(x["rest_ms"]) else "–", x["runs"]]
+                      for x in w["warmup"]]) + [""]
+        L += [warmup_sentence(w) + ".", ""]
     if w["updates"]:
         L += ["**Training: updates per epoch and the step of an update** (counted in the runs: bunches ÷ "
               "epochs; in brackets, the setup's chunk arithmetic, why.updates_per_epoch).", ""]

@@ -222,7 +222,7 @@ def section(w: dict) -> list[str]:
               f"emulated at P = {P_CLAIM} as the sweep's runs are and on their seeds, beside width "
               f"{P4C.HOST_WIDTH:,} on the same profiles. Parts: mean over runs, ms per pass.", ""]
         pair = [x for v in w["wide"] for x in (_at([e for e in w["emulated"] if e["source"] == v["source"]],
-                                                  passes=v["passes"], P=P_CLAIM), v) if x]
+                                                  passes=v["passes"], P=v["P"]), v) if x]
         L += W.table(["profile", "passes", "width", "P", "speedup", "= compute alone", "× compute share",
                       "compute ms", "straggler wait ms", "allgather ms", "runs"],
                      [[x["source"], _words(x["passes"]), f"{x['width']:,}", x["P"], _f(x["speedup"]),
