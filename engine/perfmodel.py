@@ -281,87 +281,6 @@ def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) 
     return float(np.mean(obs - (P - 1) * nbytes / bandwidth_Bps) / math.ceil(math.log2(P)))
 
 
-# ---- paper4: Hlynsson & Schmitz (2016), §6: node-parallel speedup model ---------------
-# The formulas below are §6 exactly as printed: N(l) = n in every layer, L layers
-# (L − 1 of them computed), t_a the time of one arithmetic operation, t_startup and
-# t_data the start-up and per-value times of one broadcast, which §6 charges once
-# per node and layer, "approximately log(P)" steps each.
-#
-# The base of that logarithm is not printed. A binomial-tree broadcast takes
-# ⌈log2 P⌉ message steps, so base 2 is the one the derivation implies, and it is
-# the default here. Table 1 does not settle it: its n = 32k column is within 0.2 %
-# of the aggregate formula in every base (communication is negligible there), and
-# its n = 132 column matches none (ln comes closest, 3 % low at every P ≥ 2);
-# reproduce/paper4/report.py tabulates all three bases beside the paper.
-LOG_BASES = {"2": 2.0, "e": math.e, "10": 10.0}
-
-
-def _log(P: float, base) -> float:
-    b = LOG_BASES[base] if isinstance(base, str) else float(base)
-    return math.log(P) / math.log(b)
-
-
-@dataclass(frozen=True)
-class NodeModel:
-    """§6 parameters: t_a (s per operation), t_startup and t_data (s per broadcast
-    of one value), and the base of log(P). ``source`` says where they come from."""
-
-    t_a: float
-    t_startup: float
-    t_data: float
-    log_base: str = "2"
-    source: str = ""
-
-    @property
-    def r(self) -> float:
-        """(t_startup + t_data) / t_a, the one ratio every speedup formula needs."""
-        return (self.t_startup + self.t_data) / self.t_a
-
-    def forward_speedup(self, n: int, P: int, L: int) -> float:
-        """§6.1.1: S_P = P·(n+1) / ((n+1) + P·(t_startup+t_data)/t_a·log(P))."""
-        return P * (n + 1) / ((n + 1) + P * self.r * _log(P, self.log_base))
-
-    def backward_speedup(self, n: int, P: int, L: int) -> float:
-        """§6.1.2: S_P = P·(9·L/(n·(L−1)) + n) / (9/(L−1) + n + (t_startup+t_data)/t_a·log(P)·P)."""
-        return P * (9 * L / (n * (L - 1)) + n) / (9 / (L - 1) + n + self.r * _log(P, self.log_base) * P)
-
-    @staticmethod
-    def update_speedup(n: int, P: int, L: int) -> float:
-        """§6.1.3: S_P = P (no communication)."""
-        return float(P)
-
-    def aggregate_speedup(self, n: int, P: int, L: int) -> float:
-        """§6.2: S_P = P·(2n + 2 + 9·L/(n·(L−1))) / (2n + 2 + 2P·(t_startup+t_data)/t_a·log(P) + 9/(L−1))."""
-        num = 2 * n + 2 + 9 * L / (n * (L - 1))
-        return P * num / (2 * n + 2 + 2 * P * self.r * _log(P, self.log_base) + 9 / (L - 1))
-
-    def forward_backward_speedup(self, n: int, P: int, L: int) -> float:
-        """T*_S / T_P of §6.1.1 and §6.1.2 added, from their printed uniform-width forms:
-        T_S = t_a·(L−1)·(n² + n) + t_a·9·L + t_a·(L−1)·n²,
-        T_P = t_a·(L−1)·(n·n/P + n/P) + t_a·9·n/P + t_a·(L−1)·n/P·n + 2·(t_startup+t_data)·log(P)·(L−1)·n.
-        (The paper gives no combined formula; Table 3 measures this pair of passes.)
-        """
-        ta, c = self.t_a, (self.t_startup + self.t_data) * _log(P, self.log_base)
-        ts = ta * (L - 1) * (n * n + n) + ta * 9 * L + ta * (L - 1) * n * n
-        tp = (ta * (L - 1) * (n * n / P + n / P) + ta * 9 * n / P + ta * (L - 1) * n / P * n
-              + 2 * c * (L - 1) * n)
-        return ts / tp
-
-    def forward_time(self, sizes, P: int) -> float:
-        """§6.1.1's T_P for any layer sizes N(0..L−1), I_{p,l} of the slowest processor:
-        t_a·Σ N(l−1)·I_{p,l} + t_a·Σ I_{p,l} + (t_startup+t_data)·log(P)·Σ N(l), l = 1..L−1.
-        With P = 1 (log 1 = 0) this is the sequential T_1.
-        """
-        from engine.schedule import LinearDistribution
-
-        I = [LinearDistribution(int(n), P).max_count for n in sizes]
-        comp = sum(sizes[l - 1] * I[l] + I[l] for l in range(1, len(sizes)))
-        return self.t_a * comp + (self.t_startup + self.t_data) * _log(P, self.log_base) * sum(sizes[1:])
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "r": self.r}
-
-
 def blocked_exchange_time(P: int, values: int, *, t_startup: float, t_data: float) -> float:
     """One exchange of engine/strategies/node.py: an allgather of ``values`` float64
     per rank, by recursive doubling: ⌈log2 P⌉·t_startup + (P−1)·values·t_data.
@@ -444,7 +363,7 @@ def calibrate_t_a(sizes, *, B: int = 1, reps: int = 20, activation: str = "symme
             "forward_s_max": float(max(ts)), "ops": ops, "reps": reps, "sizes": list(sizes), "B": B}
 
 
-# ---- paper0: shared-memory synchronisation (McCann & Kalman 1994) ------------------------
+# ---- shared-memory synchronisation: a spin barrier and a shared sum -------------------------
 def barrier_time_linear(profile: MachineProfile, P: int) -> float:
     """One barrier of P workers: (P − 1)·α. The local backend's barrier has each rank
     spin on the flags of its P − 1 peers (engine/comm/local.py), one cache-line
@@ -460,51 +379,7 @@ def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
     return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps
 
 
-def _barrier_times(comm, bursts, reps, pause):
-    from time import perf_counter as pc
-    from time import sleep
-
-    ts = np.empty((bursts, reps))
-    for b in range(bursts):
-        for _ in range(50):
-            comm.barrier()
-        for i in range(reps):
-            t = pc()
-            comm.barrier()
-            ts[b, i] = pc() - t
-        sleep(pause)
-        comm.barrier()
-    return ts
-
-
-def measure_barrier_here(base: MachineProfile, *, bursts: int = 10, reps: int = 500,
-                         pause: float = 0.1) -> list[MachineProfile]:
-    """Profiles ``here-best`` and ``here-median`` for barrier-bound emulations.
-
-    ``bursts`` bursts of ``reps`` single barriers between 2 local processes, each
-    timed on its own, ``pause`` s apart. α of ``here-best`` is the median of the
-    best burst (the cost when both processes hold a core: on a loaded machine a
-    spin barrier otherwise waits for a descheduled peer); α of ``here-median`` is
-    the median over all barriers (what a loaded machine gives). β from ``base``.
-    """
-    import os
-
-    from engine.comm.local import run_local
-
-    ts = run_local(_barrier_times, 2, bursts, reps, pause)
-    t = np.maximum(ts[0], ts[1])  # (bursts, reps): a barrier is done when both ranks are through
-    per_burst = np.median(t, axis=1)
-    desc = (f"{bursts} bursts of {reps} single barriers between 2 local processes, {pause} s apart, "
-            f"1-min load {os.getloadavg()[0]:.1f}: burst medians {per_burst.min() * 1e6:.2f}–"
-            f"{per_burst.max() * 1e6:.2f} µs, overall median {np.median(t) * 1e6:.2f} µs; "
-            f"β: {base.name} ({base.source})")
-    return [MachineProfile("here-best", float(per_burst.min()), base.bandwidth_Bps,
-                           source="α: median of the best burst of " + desc),
-            MachineProfile("here-median", float(np.median(t)), base.bandwidth_Bps,
-                           source="α: median of all barriers of " + desc)]
-
-
-# ---- paper2: allreduce model (emulated data-parallel LSTM training) ----
+# ---- an allreduce model -------------------------------------------------------------------
 
 
 def allreduce_time(profile: MachineProfile, P: int, nbytes: int) -> float:
@@ -516,110 +391,3 @@ def allreduce_time(profile: MachineProfile, P: int, nbytes: int) -> float:
         return 0.0
     return (2 * math.ceil(math.log2(P)) * profile.latency_s
             + 2 * (P - 1) / P * nbytes / profile.bandwidth_Bps)
-
-
-# ---- paper1: the MultiSpert performance model (Färber 1997, §2.5) -----------------------
-@dataclass(frozen=True)
-class SpertModel:
-    """Constants of the §2.5 model of a master (host) and P slaves on a shared bus.
-
-    Slave compute per pattern, training: T_c' = c1·N_h' + c2 (§2.5); forward: the
-    same form with ``c1_fwd``, ``c2_fwd``. Host time per bunch T_h = c_h·B. Data
-    moves at ``bw_write_Bps`` host → slave and ``bw_read_Bps`` slave → host, plus
-    ``latency_s`` per message (0 in the paper's model, which has none). Bytes per
-    value: ``input_bytes`` (inputs, targets), ``error_bytes`` (NP errors written),
-    ``output_bytes`` (outputs or partial sums read), ``weight_bytes`` (PP updates
-    read, weights written).
-    """
-
-    name: str
-    bw_write_Bps: float
-    bw_read_Bps: float
-    c1_s: float  # s per hidden unit per pattern, training (valid for N_i + N_o of this paper)
-    c2_s: float  # s per pattern, training
-    c_h_s: float  # host s per pattern
-    c1_fwd_s: float
-    c2_fwd_s: float
-    source: str
-    c_h_fwd_s: float = 0.0  # host s per pattern in a forward pass
-    input_bytes: int = 2
-    error_bytes: int = 4
-    output_bytes: int = 2
-    weight_bytes: int = 4
-    latency_s: float = 0.0
-    fitted: bool = False
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def n_wts(N_i: int, N_h: int, N_o: int) -> int:
-    """§2.5: N_wts = N_h·(N_i + N_o), the connections a training pass updates."""
-    return N_h * (N_i + N_o)
-
-
-def spert_terms(strategy: str, *, P: int, B: int, N_i: int, N_h: int, N_o: int, m: SpertModel,
-                forward: bool = False, compressed: bool = True) -> dict:
-    """T_d, T_c, T_h of one bunch (§2.5.1 training, §2.5.2 forward), in seconds.
-
-    Training, NP: T_d = B·(N_i + 2N_o)/BW, each slave gets the inputs and the errors
-    and returns its partial outputs; with ``compressed`` input the N_i term leaves
-    the inner loop (the chunk is sent before training, §3.2, which is what Table 1
-    times). PP: T_d = (B/P)·(N_i + N_o)/BW + 2·N_wts/BW. Forward, NP:
-    B·(N_i + N_o)/BW; PP: (B/P)·(N_i + N_o)/BW. T_c = B·(c1·N_h/P + c2) for NP,
-    (B/P)·(c1·N_h + c2) for PP; T_h = c_h·B (``c_h_fwd`` in a forward pass). Each BW term uses the direction and
-    value size of its data; ``latency_s`` is added per message.
-    """
-    if strategy not in ("NP", "PP"):
-        raise ValueError(f"strategy must be 'NP' or 'PP', got {strategy!r}")
-    w, r = m.bw_write_Bps, m.bw_read_Bps
-    inp = N_i * m.input_bytes / w  # s per pattern to write its inputs
-    c1, c2 = (m.c1_fwd_s, m.c2_fwd_s) if forward else (m.c1_s, m.c2_s)
-    if strategy == "NP":
-        if forward:
-            T_d = B * (inp + N_o * m.output_bytes / r) + 2 * m.latency_s
-        else:
-            T_d = B * ((0.0 if compressed else inp) + N_o * m.error_bytes / w
-                       + N_o * m.output_bytes / r) + (2 if compressed else 3) * m.latency_s
-        T_c = B * (c1 * N_h / P + c2)
-    else:
-        share = B / P
-        tgt = N_o * m.input_bytes / w
-        if forward:
-            T_d = share * (inp + N_o * m.output_bytes / r) + 2 * m.latency_s
-        else:
-            W = n_wts(N_i, N_h, N_o) * m.weight_bytes
-            T_d = share * (inp + tgt) + W / r + W / w + 3 * m.latency_s
-        T_c = share * (c1 * N_h + c2)
-    return {"T_d": T_d, "T_c": T_c, "T_h": (m.c_h_fwd_s if forward else m.c_h_s) * B}
-
-
-def spert_time(T_d: float, T_c: float, T_h: float, P: int, *, formula: str = "max") -> float:
-    """T_trn (or T_fwd) of one bunch on P slaves (§2.5.1).
-
-    ``"printed"``: T_d + T_c if (P − 1)·T_d + T_h < T_c, else P·T_d, as the paper
-    prints it. ``"max"``: max(T_d + T_c, P·T_d + T_h); the same first branch, but a
-    host-bound loop also pays the host's own time T_h (the sequential host loop of
-    Table 1 and Fig. 2), which the printed second branch leaves out.
-    """
-    if formula == "printed":
-        return T_d + T_c if (P - 1) * T_d + T_h < T_c else P * T_d
-    if formula == "max":
-        return max(T_d + T_c, P * T_d + T_h)
-    raise ValueError(f"formula must be 'printed' or 'max', got {formula!r}")
-
-
-def spert_perf(strategy: str, *, P: int, B: int, N_i: int, N_h: int, N_o: int, m: SpertModel,
-               forward: bool = False, compressed: bool = True, formula: str = "max") -> float:
-    """Connections per second: training MCUPS·1e6 = B·N_wts/T_trn (§2.5.1), or the
-    forward pass's connections per second B·N_wts/T_fwd (§2.5.2)."""
-    t = spert_terms(strategy, P=P, B=B, N_i=N_i, N_h=N_h, N_o=N_o, m=m, forward=forward,
-                    compressed=compressed)
-    return B * n_wts(N_i, N_h, N_o) / spert_time(t["T_d"], t["T_c"], t["T_h"], P, formula=formula)
-
-
-def fit_line(x, y) -> tuple[float, float]:
-    """Least squares y ≈ a·x + b; returns (a, b). Used to fit c1, c2 (§2.5: 'both
-    constants may be determined experimentally from single Spert board runs')."""
-    a, b = np.polyfit(np.asarray(x, float), np.asarray(y, float), 1)
-    return float(a), float(b)

@@ -1,11 +1,11 @@
-"""Hybrid HMM/ANN word-loop Viterbi decoder (engine/hmm.py): a worked example, brute
+"""Hybrid HMM/ANN word-loop Viterbi decoder (reproduce/paper1/hmm.py): a worked example, brute
 force over every word sequence and segmentation, and negative controls."""
 from itertools import combinations, product
 
 import numpy as np
 import pytest
 
-from engine.hmm import (WordLoop, path_score, phone_priors, scaled_log_likelihoods,
+from reproduce.paper1.hmm import (WordLoop, path_score, phone_priors, scaled_log_likelihoods,
                         viterbi_word_loop, word_error_rate)
 
 

@@ -4,7 +4,7 @@ spoken, and posteriors of the wrong utterance do not (negative control)."""
 import numpy as np
 
 from datasets.speech import LEXICON, PHONE_INDEX, N_CLASSES, SpeechConfig, speaker_split, synthesize
-from engine.hmm import phone_priors, scaled_log_likelihoods, viterbi_word_loop, word_error_rate
+from reproduce.paper1.hmm import phone_priors, scaled_log_likelihoods, viterbi_word_loop, word_error_rate
 from reproduce.paper1.decode import numbers_loop
 
 FILL = {PHONE_INDEX["h#"], PHONE_INDEX["pau"]}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.perfmodel import MachineProfile, n_wts, spert_terms, spert_time
+from engine.perfmodel import MachineProfile
+from reproduce.paper1.spert import n_wts, spert_terms, spert_time
 from reproduce.paper1.perf import here_model
 from reproduce.paper1.report import (collectives, emulated_label, emulated_time, here_profile, label_rows,
                                      validation_pairs)

@@ -90,7 +90,7 @@ def test_split_config_shares_sum_to_one_and_name_the_binding_branch():
 
 def _perf(P=1, wall=30e-3, compute=24e-3, comm=3e-3):
     """A measured PP run of 3 bunches of 1000 on 156:400:56: 10 ms a bunch."""
-    from engine.perfmodel import n_wts
+    from reproduce.paper1.spert import n_wts
 
     mc = 3 * 1000 * n_wts(156, 400, 56) / wall / 1e6
     return Task("perf", "measured", P, {"strategy": "PP", "hidden": 400, "P": P, "bunch": 1000, "pipelined": False,

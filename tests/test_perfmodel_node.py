@@ -9,7 +9,8 @@ import pytest
 
 import engine.perfmodel as pm
 from engine.comm.base import InProcessComm
-from engine.perfmodel import NodeModel, blocked_exchange_time, calibrate_exchange, node_profile
+from engine.perfmodel import blocked_exchange_time, calibrate_exchange, node_profile
+from reproduce.paper4.model import NodeModel
 
 L = 7
 TABLE1 = [(1, 1.02, 1.00), (2, 2.01, 2.00), (4, 3.79, 4.00), (8, 6.58, 7.99), (16, 9.88, 15.95)]

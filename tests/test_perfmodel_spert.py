@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.perfmodel import SpertModel, n_wts, spert_perf, spert_terms, spert_time
+from reproduce.paper1.spert import SpertModel, n_wts, spert_perf, spert_terms, spert_time
 from reproduce.paper1.setup import MULTISPERT_1997
 
 M = MULTISPERT_1997

@@ -13,7 +13,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, create_model
 
-from engine.perfmodel import MachineProfile, measure_barrier_here, measure_here
+from engine.perfmodel import MachineProfile, measure_here
+from reproduce.paper0.barrier import measure_barrier_here
 from reproduce.harness import UsageError
 from reproduce.paper0.setup import NETS, NETTALK, Setup
 from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds

@@ -203,7 +203,7 @@ def _xeon(s, h, B, P):
 # ---- evidence --------------------------------------------------------------------------------
 def model_evidence() -> C.Evidence:
     """§2.5 at the paper's constants against §3.2's relative performance, P = 1..4."""
-    from engine.perfmodel import spert_perf
+    from reproduce.paper1.spert import spert_perf
 
     def ratios(formula):
         return {P: spert_perf("NP", P=P, B=TABLE1_BUNCH, N_i=N_I, N_h=1000, N_o=N_O, m=MULTISPERT_1997,
@@ -285,7 +285,7 @@ def emulated_composer(results, *, prof, cal, emulate, configs):
 
 def _perf(c, T: float) -> float:
     """Training updates per second of config c = (strategy, hidden, B, P) taking T seconds a bunch."""
-    from engine.perfmodel import n_wts
+    from reproduce.paper1.spert import n_wts
 
     return c[2] * n_wts(N_I, c[1], N_O) / T
 
@@ -304,7 +304,7 @@ def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, em
     if got is None:
         return _inconclusive("P = 3 and 4 were not emulated in this run (quick: P = 1, 2, 4)", "emulated", host)
     est, lo, hi, n = got
-    from engine.perfmodel import n_wts, spert_perf
+    from reproduce.paper1.spert import n_wts, spert_perf
 
     raw = B * n_wts(N_I, h, N_O) / rows[1]["T_c"] / 1e6 if 1 in rows else math.nan
 

@@ -1,6 +1,6 @@
 """paper1's word recognition for Table 2 (Färber 1997, §3.5: "Table 2 shows the results
 of using the trained networks in the considered ASR system"): the hybrid HMM/ANN
-word-loop decoder of :mod:`engine.hmm` over the numbers lexicon of
+word-loop decoder of :mod:`reproduce.paper1.hmm` over the numbers lexicon of
 :mod:`datasets.speech`, word error rate against each utterance's words.
 
 Choices where the paper is silent (it names no decoder settings):
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from datasets.speech import LEXICON, N_CLASSES, PHONE_INDEX, speaker_split
-from engine.hmm import WordLoop, phone_priors, scaled_log_likelihoods, viterbi_word_loop, word_error_rate
+from reproduce.paper1.hmm import WordLoop, phone_priors, scaled_log_likelihoods, viterbi_word_loop, word_error_rate
 
 STATES_PER_PHONE = 1
 FILLERS = ("h#", "pau")

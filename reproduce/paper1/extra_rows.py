@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import n_wts, spert_perf, spert_terms
+from reproduce.paper1.spert import n_wts, spert_perf, spert_terms
 from reproduce import report as R
 from reproduce.paper1.perf import N_I, N_O
 from reproduce.paper1.setup import (HEADLINE_BOARDS, MULTISPERT_1997, NAME, TABLE1_BUNCH, TABLE2_WER)

@@ -14,7 +14,8 @@ from time import perf_counter
 import numpy as np
 
 from engine.nets.mlp import MLP
-from engine.perfmodel import SpertModel, fit_line, measure_here, n_wts
+from engine.perfmodel import measure_here
+from reproduce.paper1.spert import SpertModel, fit_line, n_wts
 from engine.strategies.bunch import BunchConfig
 from engine.strategies.network_parallel import NPMaster, NPSlave, hidden_blocks
 

@@ -16,7 +16,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import MachineProfile, n_wts, spert_perf, spert_terms, spert_time
+from engine.perfmodel import MachineProfile
+from reproduce.paper1.spert import n_wts, spert_perf, spert_terms, spert_time
 from reproduce import report as R
 from reproduce.paper1.perf import N_I, N_O, here_model
 from reproduce.paper1.setup import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS,

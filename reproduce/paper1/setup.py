@@ -1,6 +1,6 @@
 """paper1's setup and the numbers the paper reports, as data (Färber 1997, *Quicknet
 on MultiSpert: Fast Parallel Neural Network Training*), and the MultiSpert machine
-as constants of the §2.5 model (engine.perfmodel.SpertModel).
+as constants of the §2.5 model (reproduce/paper1/spert.py SpertModel).
 
 Deviations from the paper are commented where the setting is defined.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from datasets.speech import SpeechConfig
-from engine.perfmodel import SpertModel
+from reproduce.paper1.spert import SpertModel
 
 NAME = "paper1"
 

@@ -170,7 +170,7 @@ def is_table2(p: dict, setup: Setup) -> bool:
 
 
 def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
-    from engine.perfmodel import n_wts
+    from reproduce.paper1.spert import n_wts
     from engine.strategies.network_parallel import train_network_parallel
     from engine.strategies.pattern_bunch import train_pattern_bunch
 
@@ -234,7 +234,7 @@ def _fwd(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
     ``perf_repeats`` times within this task; medians and spread of both."""
     from threadpoolctl import threadpool_limits
 
-    from engine.perfmodel import n_wts
+    from reproduce.paper1.spert import n_wts
     from engine.strategies.forward_parallel import forward_parallel, serial_forward
 
     B, P = p["bunch"], p["P"]

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from engine.perfmodel import n_wts, spert_terms
+from reproduce.paper1.spert import n_wts, spert_terms
 from engine.strategies.bunch import BunchConfig
 from reproduce import claims as C
 from reproduce import why as W

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.perfmodel import LOG_BASES, NodeModel
+from reproduce.paper4.model import LOG_BASES, NodeModel
 from reproduce import claims as C
 from reproduce import manycore, manycore_data
 from reproduce.paper4.setup import NAME, TABLE1, TABLE1_N, TABLE2, TABLE3, TYPICAL_TARGETS

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.perfmodel import LOG_BASES, MachineProfile, NodeModel
+from engine.perfmodel import MachineProfile
+from reproduce.paper4.model import LOG_BASES, NodeModel
 from reproduce import claims, manycore
 from reproduce import report as R
 from reproduce import why as W

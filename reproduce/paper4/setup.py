@@ -45,7 +45,7 @@ class Setup:
     # runs here (§3 width, reproduce/paper4/claims.py) rest on n >= 5 seeds paired by seed
     # (issue 30; it was 3, whose 95 % bootstrap interval is just min–max). ~+60 s default.
     runs: int = 5
-    log_base: str = "2"  # base of log(P) in our model predictions (engine/perfmodel.py)
+    log_base: str = "2"  # base of log(P) in our model predictions (model.py)
     # §5 typical run. Not stated: the net, η, the initial weights, the input pattern.
     # We use the paper's depth and input size with a narrow width, η = 0.1 (online,
     # one pattern), uniform ±0.5 initial weights, an input drawn uniform in [−1, 1].

@@ -16,8 +16,8 @@ import numpy as np
 from pydantic import Discriminator, Field, RootModel, Tag
 
 from engine.nets.mlp import MLP
-from engine.perfmodel import (FREE, MachineProfile, NodeModel, calibrate_exchange, calibrate_t_a,
-                              node_profile)
+from engine.perfmodel import FREE, MachineProfile, calibrate_exchange, calibrate_t_a, node_profile
+from reproduce.paper4.model import NodeModel
 from engine.strategies.node import NodeConfig, check_fits, train_node_parallel
 from reproduce.paper4.setup import PASSES, TYPICAL_TARGETS, Setup
 from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds

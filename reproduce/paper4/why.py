@@ -26,7 +26,7 @@ import json
 import math
 from pathlib import Path
 
-from engine.perfmodel import NodeModel
+from reproduce.paper4.model import NodeModel
 from reproduce import claims as C
 from reproduce import manycore_data
 from reproduce import report as R
@@ -221,7 +221,7 @@ def table1_terms(base: str, n: int = TABLE1_N[0], L: int = 7) -> list[dict]:
     paper's rounding (±0.005); the formula's X is 9L/(n(L−1))."""
     m = NodeModel(1.0, 1.0, 1.0, base)
     col = 1 + TABLE1_N.index(n)
-    num = 2 * n + 2 + 9 * L / (n * (L - 1))  # §6.2's numerator (engine/perfmodel.py)
+    num = 2 * n + 2 + 9 * L / (n * (L - 1))  # §6.2's numerator (reproduce/paper4/model.py)
     out = []
     for r in TABLE1:
         P, s = r[0], r[col]
@@ -342,5 +342,5 @@ def rows(w: dict) -> list[dict]:
     return out
 
 
-_MODELS = {"s6": "§6 formula as printed (engine/perfmodel.py NodeModel; log base of setup.py)",
+_MODELS = {"s6": "§6 formula as printed (reproduce/paper4/model.py NodeModel; log base of setup.py)",
            "blocked": "our implementation's blocked model (reproduce/paper4/blocked.py)"}
