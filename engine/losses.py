@@ -67,7 +67,7 @@ def per_pattern_squared_error(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.einsum("bo,bo->b", d, d) / d.shape[1]
 
 
-# ---- paper0: McCann & Kalman (1994) ---------------------------------------------
+# ---- Kalman & Kwasny's error (McCann & Kalman 1994) --------------------------------
 # Kalman & Kwasny's error (IJCNN 1991), the Φ of McCann & Kalman (1994), §1:
 #   Φ_p = Σ_o (t_po − a_po)² / (1 − a_po²)
 # and its derivative, the factor of ∂a_po/∂Y in eq. 1:
@@ -96,7 +96,7 @@ def _kk_grad(y, t, out=None):
 LOSSES["kalman_kwasny"] = Loss("kalman_kwasny", _kk_value, _kk_grad)
 
 
-# ---- CTC (paper2: Khomenko et al. 2016 train their LSTM "with CTC cost function", §IV.A) ----
+# ---- CTC (Khomenko et al. 2016 train their LSTM "with CTC cost function", §IV.A) ----
 # Connectionist Temporal Classification, Graves, Fernández, Gomez & Schmidhuber (ICML 2006),
 # computed in log space (their §4.1 rescales instead; log space needs no rescaling) over a
 # padded, time-major batch. Class 0 is the blank.

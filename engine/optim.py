@@ -45,7 +45,7 @@ class SGD:
         kernels.sgd(params, grad_sum, self.velocity, -self.lr / count, self.momentum)
 
 
-# ---- paper0: McCann & Kalman (1994) -------------------------------------------------
+# ---- conjugate gradients (McCann & Kalman 1994) ---------------------------------------
 _GOLD = (np.sqrt(5.0) - 1.0) / 2.0  # 0.618…
 
 
@@ -121,7 +121,7 @@ def line_search_golden(phi, x: np.ndarray, d: np.ndarray, *, phi0: float, step0:
 
 
 class ConjugateGradient:
-    """Nonlinear conjugate gradients with a derivative-free line search (paper0, §2.2).
+    """Nonlinear conjugate gradients with a derivative-free line search (McCann & Kalman 1994, §2.2).
 
     Direction: d_0 = −g_0, d_k = −g_k + β_k d_(k−1) with β = Polak–Ribière⁺
     (:func:`beta_polak_ribiere_plus`). Restarts (d = −g) every ``restart_every``
@@ -216,7 +216,7 @@ class ConjugateGradient:
         return hist
 
 
-# ---- ADADELTA (paper2: Khomenko et al. 2016, §III.B step 4) ----
+# ---- ADADELTA (Zeiler 2012, as Khomenko et al. 2016 use it, §III.B step 4) ----
 
 
 class Adadelta:

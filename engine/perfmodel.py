@@ -302,8 +302,7 @@ def _allgather_times(comm, sizes, reps: int) -> list[float]:
 
     On a machine shared with other jobs most calls can wait for a descheduled
     peer (here: ~2 µs when both ranks hold a core, ~50 µs when they share one),
-    so the best call is the estimate of the unloaded machine; paper4's node
-    timings take the best pass the same way."""
+    so the best call is the estimate of the unloaded machine."""
     out = []
     for m in sizes:
         x = np.zeros(m)  # (m,)
@@ -373,7 +372,7 @@ def barrier_time_linear(profile: MachineProfile, P: int) -> float:
 
 
 def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
-    """Summing P per-worker vectors of ``nbytes`` in shared memory (paper0 §3.2, "an
+    """Summing P per-worker vectors of ``nbytes`` in shared memory (McCann & Kalman 1994, §3.2, "an
     additional portion of code to sum these duplicated variables"): one barrier plus
     (P − 1) vectors read at the profile's bandwidth β. Zero for one worker."""
     return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps

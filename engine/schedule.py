@@ -1,5 +1,6 @@
-"""Schedules: which worker owns which nodes or sequences (paper4 §3, paper0 §2.2), and
-which sequences share a mini-batch (paper2 §III.A, at the end).
+"""Schedules: which worker owns which nodes or sequences (Hlynsson & Schmitz 2016, §3;
+McCann & Kalman 1994, §2.2), and which sequences share a mini-batch (Khomenko et al. 2016,
+§III.A, at the end).
 
 Linear data distribution (Hlynsson & Schmitz 2016, §3)
 ------------------------------------------------------
@@ -99,7 +100,7 @@ class LinearDistribution:
         return [self.count(p) for p in range(self.P)]
 
 
-# ---- paper0: McCann & Kalman (1994), §2.2 -----------------------------------------
+# ---- longest first (McCann & Kalman 1994, §2.2) ---------------------------------------
 def longest_first(lengths, n_workers: int) -> np.ndarray:
     """Assign each sequence to a worker: longest first, each to the least-loaded worker.
 
@@ -135,10 +136,10 @@ def makespan(lengths, assignment, n_workers: int) -> float:
     return float(loads.max()) if len(loads) else 0.0
 
 
-# ---- paper2: bucket layouts ---------------------------------------------------
+# ---- bucket layouts --------------------------------------------------------------
 # Mini-batch schedules for variable-length sequences.
 #
-# paper2 (Khomenko et al. 2016, §III.A): a mini-batch costs O(max length in the
+# Khomenko et al. (2016, §III.A): a mini-batch costs O(max length in the
 # batch); unbucketed T(S) = O(n/k · max_i l_i) (eq. 1); with Q buckets
 # S_1..S_Q, T(S) = O(Σ_q |S_q|/k · max_{i∈S_q} l_i) (eq. 2). DYNAMICBUCKETING
 # finds the Q upper bounds that minimise Σ_q |S_q| · max_{i∈S_q} l_i exactly.
@@ -238,7 +239,7 @@ BUCKETINGS = {"optimal": optimal_buckets, "quantile": quantile_buckets,
               "equal_width": equal_width_buckets}
 
 
-# ---- paper2: one epoch's mini-batches ---------------------------------------------
+# ---- one epoch's mini-batches -----------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Fused element-wise passes of the LSTM step and the CTC recursions (issue 14: performance).
 
-paper2's batches are small (B = 4, 4H = 256): a time step is a dozen numpy calls of a few
+The handwriting LSTM's batches are small (B = 4, 4H = 256): a time step is a dozen numpy calls of a few
 hundred elements each, so call overhead, not arithmetic, sets its cost. Each kernel here
 does in one call what the numpy reference beside it does in several, with the same IEEE
 operations in the same order on every element, so the results are bit-identical (as in

@@ -82,7 +82,7 @@ def streams(seed: int, rank: int):
 
 class SeqWorker:
     """One serial replica of the LSTM, its ADADELTA state and its streams: the single
-    epochs Fig. 4 times (reproduce/paper2, benchmarks); training runs are
+    epochs a timing needs (the benchmarks, a report's epoch times); training runs are
     :func:`train_bucketed`."""
 
     def __init__(self, data: SeqData, n_out: int, *, cfg: SeqConfig, seed: int, rank: int = 0,

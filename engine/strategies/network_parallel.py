@@ -28,8 +28,8 @@ by broadcast from the master. Bytes are counted per slave as MultiSpert moves
 them (:mod:`engine.strategies.bunch`).
 
 The worker is written once and runs unchanged on every backend of
-:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
-emulated run of paper1's Table 2 is the same worker with communication at no
+:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); an
+emulated run for the numbers alone is the same worker with communication at no
 cost (:data:`engine.perfmodel.FREE`).
 """
 from __future__ import annotations

@@ -86,7 +86,7 @@ def run_partitioned(net: E.Elman, preps: list, workers: int, *, repeats: int = 3
     synchronisation between the barrier that starts it and the loop's last barrier;
     the result is the best of ``repeats``. On the emulated backend that is each
     step's slowest worker plus the cost ``profile`` charges for each barrier
-    (``barrier_model="linear"``: (P − 1)·α, paper0's shared-memory spin barrier).
+    (``barrier_model="linear"``: (P − 1)·α, a shared-memory spin barrier).
     """
     blocks = split_even(net.n_hidden, workers)
     res = driver.run(netpart_worker, workers=workers, backend=backend, comm=comm, profile=profile,
@@ -103,7 +103,7 @@ def block_seconds(net: E.Elman, preps: list, k: int, *, repeats: int = 3) -> flo
     the compute of one worker of :func:`netpart_worker` holding units 0..k, on the
     emulated backend (its barriers are neither timed nor charged).
 
-    paper0's report composes its emulated loop time from these, T(P) = t(⌈H/P⌉) +
+    A report can compose its emulated loop time from these, T(P) = t(⌈H/P⌉) +
     steps·(P − 1)·α, for several machine profiles from one measurement.
     :func:`run_partitioned` with ``backend="emulated"`` runs the P-worker partition
     itself (each step waits for its slowest worker)."""

@@ -20,8 +20,8 @@ compressed input) and 2·N_wts values (the update read, the weights written):
 the T_d of §2.5.
 
 The worker is written once and runs unchanged on every backend of
-:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); the
-emulated run of paper1's Table 2 is the same worker with communication at no
+:func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); an
+emulated run for the numbers alone is the same worker with communication at no
 cost (:data:`engine.perfmodel.FREE`).
 """
 from __future__ import annotations

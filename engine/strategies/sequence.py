@@ -123,7 +123,7 @@ def worker_seconds(net: E.Elman, data: E.Sequences, n_workers: int, *, deriv: bo
     on ``n_workers`` emulated workers ordering ``repeats`` derivative (or forward) epochs
     at ``net``'s weights; each worker's compute is timed alone between its collectives.
 
-    paper0's report composes its emulated epoch time from these, T(P) = max_w c_w +
+    A report can compose its emulated epoch time from these, T(P) = max_w c_w +
     2·(P − 1)·α + (P − 1)·bytes/β (shared-memory barriers and sum), for several machine
     profiles from one measurement; :func:`train_cg` with ``backend="emulated"`` charges
     the broadcast and allreduce of one profile instead."""
