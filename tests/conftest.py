@@ -1,10 +1,31 @@
-"""Shared fixtures. ``watchdog``: fail a test that hangs (a worker waiting forever on a peer)
-after 60 s instead of blocking the suite; modules opt in with ``usefixtures``."""
+"""Shared fixtures and markers. ``watchdog``: fail a test that hangs (a worker waiting forever on
+a peer) after 60 s instead of blocking the suite; modules opt in with ``usefixtures``.
+
+Markers (registered in pyproject.toml): ``mpi`` on every test whose name says mpi (it launches
+ranks under mpiexec or imports mpi4py), ``slow`` on the test files and tests in :data:`SLOW`
+(each over 10 s on 2 cores, measured with ``--durations``). ``pytest -m "not slow"`` is the
+quick loop while editing; the whole suite is what CI runs."""
 from __future__ import annotations
 
 import signal
 
 import pytest
+
+# over 10 s each on the 2-core VM (pytest --durations, 2026-11-27): whole runs of a paper
+# (--quick through the CLI, or a small setup through run_paper) and end-to-end MPI launches
+SLOW = ("test_paper2_cli.py", "test_cli.py::test_quick_writes_shared_format",
+        "test_cli.py::test_report_builds_index", "test_cli.py::test_worker_fault_fails_fast_and_keeps_old_results",
+        "test_cli.py::test_mpi_end_to_end", "test_paper1_cli.py", "test_paper0_cli.py::test_quick_run_writes_the_comparison",
+        "test_paper4.py", "test_plots.py", "test_paper3_cap.py::test_a_redone_run_is_the_single_pass_run_at_its_cap")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = item.nodeid.split("/")[-1]
+        if "mpi" in item.name.lower():
+            item.add_marker(pytest.mark.mpi)
+        if any(where == s or where.startswith(s + "::") or where.startswith(s + "[") for s in SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

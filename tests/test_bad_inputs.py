@@ -10,7 +10,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -163,15 +162,14 @@ def test_bad_input_is_refused_with_one_line(tmp_path, command, code, text):
         pytest.importorskip("mpi4py")
     argv = [sys.executable if a == "python" else a for a in argv]
     before = _snapshot(tmp_path)
-    t0 = time.monotonic()
     p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    took = time.monotonic() - t0
     lines = [x for x in p.stderr.splitlines() if x.strip()]
     assert p.returncode == code, p.stderr
     assert len(lines) == 1, p.stderr
     assert text.format(**places) in lines[0], lines[0]
-    assert _snapshot(tmp_path) == before  # a refusal writes nothing, nor changes anything
-    assert took < 60, f"{took:.0f} s: a refusal comes before any task"
+    # a refusal comes before any task: it writes nothing (no cache entry, no result), nor
+    # changes anything (checked by what is on disk, not by a wall-clock bound load can break)
+    assert _snapshot(tmp_path) == before
 
 
 def test_the_table_covers_the_refusals_it_promises():

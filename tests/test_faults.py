@@ -469,31 +469,51 @@ def test_mpi_rank_terminated_while_the_launcher_lags_keeps_its_line(tmp_path):
     wait_gone(ranks, 5)
 
 
+class _FakeTime:
+    """A clock for engine.comm.mpi that moves only when the code sleeps: the wait is checked by
+    what it did (how long it polled, how often), not by wall time that load can stretch."""
+
+    def __init__(self):
+        self.now, self.sleeps = 100.0, 0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, dt):
+        self.sleeps += 1
+        self.now += dt
+
+
 def test_rank_waits_until_its_stderr_pipe_is_read(monkeypatch):
+    import engine.comm.mpi as M
     from engine.comm.mpi import _let_launcher_read_stderr
 
     r, w = os.pipe()
     with os.fdopen(w, "w") as writer:
         monkeypatch.setattr(sys, "stderr", writer)  # here, not in a fixture: capture resets it
         print("error: why the job ends", file=writer)  # buffered: the wait must flush it
-        t0 = time.monotonic()
-        _let_launcher_read_stderr(limit=0.3)  # nobody reads: it gives up after the limit
-        assert 0.3 <= time.monotonic() - t0 < 2
-        assert os.read(r, 1000) == b"error: why the job ends\n"
-        t0 = time.monotonic()
-        _let_launcher_read_stderr(limit=5)  # all read: it returns at once
-        assert time.monotonic() - t0 < 1
+        clock = _FakeTime()
+        monkeypatch.setattr(M, "time", clock)
+        _let_launcher_read_stderr(limit=0.3)  # nobody reads: it polls until the limit, then gives up
+        assert 0.3 <= clock.now - 100.0 < 0.3 + 0.006 and clock.sleeps == pytest.approx(60, abs=1)
+        assert os.read(r, 1000) == b"error: why the job ends\n"  # flushed, and still unread until now
+        clock = _FakeTime()
+        monkeypatch.setattr(M, "time", clock)
+        _let_launcher_read_stderr(limit=5)  # all read: it returns at once, without sleeping
+        assert clock.sleeps == 0
         monkeypatch.undo()
     os.close(r)
 
 
 def test_rank_does_not_wait_on_a_file(tmp_path, monkeypatch):
+    import engine.comm.mpi as M
     from engine.comm.mpi import _let_launcher_read_stderr
 
     with open(tmp_path / "err", "w") as f:
         monkeypatch.setattr(sys, "stderr", f)
         f.write("error: why\n")
-        t0 = time.monotonic()
+        clock = _FakeTime()
+        monkeypatch.setattr(M, "time", clock)
         _let_launcher_read_stderr(limit=5)
-        assert time.monotonic() - t0 < 1
+        assert clock.sleeps == 0 and clock.now == 100.0  # a file: not even a deadline is set
     assert (tmp_path / "err").read_text() == "error: why\n"

@@ -61,8 +61,9 @@ def test_stragglers_are_gone_right_after_a_failure(reaped):
         local.run_local(_fail_fast_others_sleep, 3, bind=False)
     assert reaped["alive"] == [False, False, False]
     assert all(_gone(pid) for pid in reaped["pids"])
-    assert reaped["codes"][1:] == [-signal.SIGTERM, -signal.SIGTERM]  # terminate, not kill
-    assert reaped["seconds"] < GRACE, f"{reaped['seconds']:.2f} s: the fallback's grace was waited for"
+    # terminate, not the fallback's kill after the grace: said by the exit codes, not by how long
+    # _reap took (a wall-clock bound that load can break)
+    assert reaped["codes"][1:] == [-signal.SIGTERM, -signal.SIGTERM]
     assert local._LIVE == []  # the SIGTERM handler's list no longer holds them
 
 
