@@ -81,7 +81,7 @@ def cost_rows(paper: str, results, study_of) -> list[dict]:
 
     by: dict = {}
     for t, res in results:
-        by.setdefault(study_of(t), []).append(res.get("_seconds"))
+        by.setdefault(study_of(t), []).append((res or {}).get("_seconds"))  # None: not recorded
     abl = [s for k, v in by.items() if k != "main" for s in v]
     groups = {**{k: by[k] for k in sorted(by, key=lambda k: (k != "main", k))},
               **({"ablations": abl} if abl and len(by) > 2 else {})}
