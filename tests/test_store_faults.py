@@ -446,3 +446,23 @@ def test_a_full_disk_names_the_file_and_leaves_no_temporary(tmp_path, monkeypatc
     with pytest.raises(OSError) as e2:
         atomic_write(target, "x")
     assert e2.value.filename == "/elsewhere"
+
+
+def test_a_rebuild_reuses_only_the_machine_profiles_a_summary_records(tmp_path):
+    """tools/rebuild_from_cache.py ``recorded``: the summary's machine profiles by name; a
+    paper's own model recorded beside them (paper1's §2.5 constants) is left out, not an error."""
+    spec = importlib.util.spec_from_file_location(
+        "rebuild_from_cache", Path(__file__).resolve().parents[1] / "tools" / "rebuild_from_cache.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    from engine.perfmodel import MachineProfile
+
+    here = MachineProfile("here", 5e-6, 4e9, source="measured at start-up")
+    spert = {"name": "multispert1997", "bw_write_Bps": 4e6, "bw_read_Bps": 2.7e6, "c1_s": 1e-6}
+    f = tmp_path / "summary.json"
+    f.write_text(json.dumps({"meta": {"profiles": [spert, {**here.as_dict(), "bandwidth_Bps": None}]}}))
+    got = tool.recorded(f)
+    assert list(got) == ["here"] and got["here"].latency_s == 5e-6
+    assert got["here"].bandwidth_Bps == math.inf  # a strict summary's null is an unbounded bandwidth
+    f.write_text(json.dumps({"meta": {}}))
+    assert tool.recorded(f) == {}

@@ -102,8 +102,17 @@ def origin(summary: Path) -> dict:
 
 
 def recorded(summary: Path) -> dict:
+    """{name: MachineProfile} of the machine profiles the run recorded; other entries of
+    ``meta["profiles"]`` (a paper's own models, such as paper1's §2.5 constants) are no machine
+    profile and are left out: prepare does not measure them."""
     meta = json.loads(summary.read_text())["meta"]
-    return {p["name"]: MachineProfile.from_dict(_unbounded(p)) for p in meta.get("profiles", [])}
+    out = {}
+    for p in meta.get("profiles", []):
+        try:
+            out[p["name"]] = MachineProfile.from_dict(_unbounded(p))
+        except (ValueError, TypeError, KeyError):
+            continue
+    return out
 
 
 def _unbounded(p: dict) -> dict:

@@ -116,7 +116,7 @@ def why_section(df, runs, *, here, setup, pairs=()) -> list[str]:
     count's best local epoch (table1 best_local_epoch) and at the paper's best on 8 nodes
     (Table 1, §5: 32, the claims' local epoch), with their intervals; the sentences are
     computed from those rows; ``pairs``: the emulator's validation pairs (the P measured here)."""
-    w = df[df.table == "why"]
+    w = df[(df.table == "why") & (df.quantity != W.COST)]  # the cost rows have no nodes: cost_line's
     if w.empty:
         return []
     m8 = TABLE1[-1][2]  # the paper's best local epoch on 8 nodes
