@@ -109,6 +109,7 @@ def cost_line(df) -> list[str]:
     total = main.ours + abl.ours
     n = int(abl.runs)
     return ["", f"**What the ablations cost.** Their {n} task{'s' * (n != 1)} took {abl.ours / 60:,.1f} min of "
-                f"task time, {abl.ours / total:.0%} of this run's {total / 60:,.1f} min (the paper's setup: "
-                f"{int(main.runs)} tasks, {main.ours / 60:,.1f} min), each task as timed when it was computed. "
-                "Rows: table `why`, quantity `task_seconds`.", ""]
+                f"task time, {abl.ours / total:.0%} of the {total / 60:,.1f} min the tasks behind these results took "
+                f"(the paper's setup: {int(main.runs)} tasks, {main.ours / 60:,.1f} min), each task as timed when it "
+                "was computed (a task computed again, e.g. past a cap, counts once). Rows: table `why`, quantity "
+                "`task_seconds`.", ""]

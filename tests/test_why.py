@@ -86,7 +86,7 @@ def test_what_each_study_cost_is_its_tasks_seconds_summed():
     assert "1 not recorded" in next(r["note"] for r in rows if r["condition"] == "study=b")
     line = " ".join(W.cost_line(pd.DataFrame(rows)))
     # 60 s of 240 s: the ablations' 3 tasks are a quarter of the run's task time
-    assert "Their 3 tasks took 1.0 min of task time, 25% of this run's 4.0 min" in line
+    assert "Their 3 tasks took 1.0 min of task time, 25% of the 4.0 min the tasks behind these results took" in line
     assert "(the paper's setup: 2 tasks, 3.0 min)" in line
     # negative controls: one ablation alone has no "ablations" total; no ablation, no sentence
     one = W.cost_rows("toy", results[:3], lambda task: task.params["study"])
