@@ -153,7 +153,7 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
         if rank == 0:
             cache is not None and cache.put(key(t), res, load_1min=load0, seconds=seconds)
             if isinstance(res, dict):
-                res["_seconds"] = seconds  # what the task cost: as a cached result carries it
+                res["_seconds"] = round(seconds, 3)  # what the task cost, as the cache records it
             stats["task_s"][t.kind] = stats["task_s"].get(t.kind, 0.0) + seconds
             stats["computed"] += 1
 
