@@ -443,3 +443,60 @@ def test_run_local_straggler_ends_by_sigterm(monkeypatch):
     with pytest.raises(WorkerError, match="boom"):
         local.run_local(_one_fails_one_sleeps, 2, bind=False)
     assert codes[1] == -signal.SIGTERM  # without terminate() it would be -SIGKILL (the fallback)
+
+
+# ---- survivors of the seed-35 runs (2026-11-27, results/quality/) -------------------------------
+# kills engine/nets/base.py "constant: 0.1 -> 0.11" in FlatParams.init_uniform: the default
+# range is FANN's ±0.1 (its docstring); control: the scale it is given is the bound it keeps
+def test_init_uniform_defaults_to_plus_minus_a_tenth():
+    rng = np.random.default_rng(0)
+    net = MLP((50, 40, 30))
+    net.init_uniform(rng)
+    w = np.abs(net.params)
+    assert w.max() <= 0.1 and w.max() > 0.0999  # 3,270 draws reach within 1e-4 of the bound
+    net.init_uniform(rng, scale=0.11)
+    assert np.abs(net.params).max() > 0.1  # control: a wider scale leaves ±0.1
+
+
+# kills engine/nets/lstm.py "return: value -> None" in LSTM.loss_and_grad: the summed loss
+# it returns is Σ over sequences of −ln p(z|x), computed here from the outputs it predicts;
+# control: the same for a per-pattern loss on a SeqBatch
+def test_lstm_loss_and_grad_returns_the_summed_loss():
+    from engine.data import CTCBatch, SeqBatch
+    from engine.losses import CTCTarget, ctc_loss_and_grad, masked_loss_and_grad
+    from engine.nets.lstm import LSTM, pad_batch
+
+    rng = np.random.default_rng(1)
+    net = LSTM(3, 4, 5)
+    net.init(rng, scale=0.5)
+    lens = np.array([5, 3])
+    x, mask = pad_batch([rng.normal(size=(n, 3)) for n in lens], length=6)
+    tgt = CTCTarget(np.array([[1, 2], [3, 0]]), np.array([2, 1]), lens)
+    g = np.zeros(net.n_params)
+    got = net.loss_and_grad(CTCBatch(x, mask, tgt), g)
+    want = float(ctc_loss_and_grad(net.predict(CTCBatch(x, mask, tgt)), tgt, need_grad=False)[0].sum())
+    assert isinstance(got, float) and got == pytest.approx(want, rel=1e-12) and got > 0
+    T = rng.normal(size=(6, 2, 5))
+    mse = LSTM(3, 4, 5, params=net.params.copy(), loss="mse")
+    sb = SeqBatch(x, T, mask, np.arange(2))
+    got2 = mse.loss_and_grad(sb, np.zeros(net.n_params))
+    assert got2 == pytest.approx(masked_loss_and_grad(mse.predict(sb), T, mask, loss="mse")[0], rel=1e-12)
+
+
+# kills engine/schedule.py "constant: True -> False" (dataclass(frozen=...)) on
+# LinearDistribution: a distribution is a value shared by every worker, hashable and never
+# changed in place; control: a plain (non-frozen) dataclass of the same fields is neither
+def test_a_linear_distribution_is_an_immutable_value():
+    import dataclasses
+
+    from engine.schedule import LinearDistribution
+
+    d = LinearDistribution(24, 7)
+    assert hash(d) == hash(LinearDistribution(24, 7)) and {d: 1}[LinearDistribution(24, 7)] == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.N = 25
+    Plain = dataclasses.make_dataclass("Plain", [(f.name, f.type) for f in dataclasses.fields(d)])
+    p = Plain(24, 7)
+    p.N = 25  # control: assignable, and unhashable (eq without frozen sets __hash__ to None)
+    with pytest.raises(TypeError):
+        hash(p)
