@@ -604,6 +604,7 @@ def main(argv=None) -> int:
     print(f"tests: {' '.join(tests)}")
 
     started = time.monotonic()
+    prov = provenance(root)  # the checkout the copies are made from, as it is now
     work = Path(tempfile.mkdtemp(prefix="mutate-"))
     interrupted = False
     copies: queue.Queue = queue.Queue()
@@ -698,7 +699,7 @@ def main(argv=None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({
-            **provenance(root), "seconds": round(time.monotonic() - started, 1),
+            **prov, "seconds": round(time.monotonic() - started, 1),
             "modules": list(sources), "tests": tests, "seed": args.seed, "sample": args.sample,
             "mutants_total": total, "run": len(results), "killed": len(killed),
             "equivalent": len(eq_surv), "score_pct": round(score, 2),
