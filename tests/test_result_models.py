@@ -84,6 +84,9 @@ def _p1():
                                        "seed": 1}), train),
         (Task("train", "emulated", 1, {"mode": "PP", "hidden": 400, "slaves": 4, "bunch": 1000,
                                        "lr": 0.0006, "seed": 1}), {**train, "wer": WER}),
+        (Task("warmup", "measured", 2, {"strategy": "PP", "hidden": 400, "P": 2, "bunch": 1000, "bunches": 8,
+                                        "run": 0, "seed": 1}),
+         {"compute_s": [0.07, 0.03] + [0.027] * 6, "comm_s": [0.001] * 8, "wall": 0.4, "loadavg": LOAD}),
     ]
 
 
@@ -150,6 +153,8 @@ def _p4():
           "reps": 10, "sizes": [132, 132, 132], "B": 1}),
         (Task("sweep", "measured", 1, base),
          {"emulated": {"1": emulated, "2": emulated}, "measured": {"1": NODE_MEASURED}}),
+        (Task("wide", "emulated", 1, {**base, "width": 8192, "timed": 10}),
+         {"emulated": {"16": emulated}, "measured": {}}),
         (Task("node_mpi", "measured", 2, {**base, "nodes": 2}), NODE_MEASURED),
         (Task("typical", "measured", 2, {"seed": 1, "nodes": 2}),
          {"epoch1_output": [0.49, -0.32], "after_1_update": [0.5, -0.33],
