@@ -299,6 +299,7 @@ import os, signal, sys
 from engine.comm.base import install_termination_handler
 from reproduce import cli
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # not an ignore inherited from the test run
 install_termination_handler("terminated (SIGTERM)")
 sig, how = getattr(signal, sys.argv[1]), sys.argv[2]
 
@@ -318,8 +319,8 @@ if how == "one_line":
     cli._one_line("error: the one line")
 else:  # control: a plain print, as the error path printed before
     print("error: the one line", file=sys.stderr, flush=True)
-for _ in range(100):  # give a signal delivered late its chance to act
-    pass
+import time
+time.sleep(0.2)  # give a signal delivered late its chance to act (a sleep is woken by it)
 sys.exit(2)
 """
 
