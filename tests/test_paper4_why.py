@@ -247,7 +247,7 @@ def test_widest_net_ablation_split_rows_section_and_reason():
     WT.cite(ev, w)
     r = ev["table2-p16"].reason
     assert f"the widest-net ablation (emulated on `{P4C.HOST}`, 5 runs): at width 8,192" in r
-    assert "% of the paper's 15.72 at width 64,000)" in r and "at 2,048" in r
+    assert "at width 8,192 " in r and "% of the paper's 15.72 at width 64,000) = compute alone" in r and "at 2,048" in r
     # negative controls: without the ablation's results no sentence, and the section says it did not run
     w0 = W.compute(results(), setup=DEFAULT, runs=runs, cal=CAL, profile=PROFILE, host_profile=host,
                    raw=host_raw(), host_cal=CAL)

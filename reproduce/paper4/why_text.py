@@ -98,15 +98,14 @@ def wide_sentence(w: dict, passes: str, source: str | None = None) -> str:
         if x["passes"] != passes or x["P"] != P_CLAIM or (source and x["source"] != source):
             continue
         y = _at([e for e in w["emulated"] if e["source"] == x["source"]], passes=passes, P=P_CLAIM)
+        rep = P4C.PAPER[passes].get(P_CLAIM)
         s = (f"the widest-net ablation (emulated on `{x['source']}`, {x['runs']} runs): at width "
-             f"{x['width']:,} {_f(x['speedup'])}× = compute alone {_f(x['compute_speedup'])}× × "
-             f"{_pc(x['compute_share'])}")
+             f"{x['width']:,} {_f(x['speedup'])}×"
+             + (f" ({x['speedup'][0] / rep:.0%} of the paper's {rep} at width {w['paper_width']:,})" if rep else "")
+             + f" = compute alone {_f(x['compute_speedup'])}× × {_pc(x['compute_share'])}")
         if y:
             s += (f", against {_f(y['speedup'])}× = {_f(y['compute_speedup'])}× × {_pc(y['compute_share'])} "
                   f"at {y['width']:,}")
-        rep = P4C.PAPER[passes].get(P_CLAIM)
-        if rep:
-            s += f" ({x['speedup'][0] / rep:.0%} of the paper's {rep} at width {w['paper_width']:,})"
         out.append(s)
     return "; ".join(out)
 
@@ -217,8 +216,9 @@ def section(w: dict) -> list[str]:
               + ".", ""] if any(said) else []
     if w.get("wide"):
         wd = w["wide"][0]["width"]
-        L += [f"**Ablation: the widest net this machine holds.** Width {wd:,} (the widest power of two whose "
-              f"emulated {P_CLAIM}-worker run fits this machine's memory, checked before it runs; setup.py), "
+        L += [f"**Ablation: the widest net this machine holds.** Width {wd:,} (setup.py: the widest power of two "
+              f"whose emulated {P_CLAIM}-worker run fitted the 24 GiB VM it was chosen on; its memory is checked "
+              "on every machine before a task is made), "
               f"emulated at P = {P_CLAIM} as the sweep's runs are and on their seeds, beside width "
               f"{P4C.HOST_WIDTH:,} on the same profiles. Parts: mean over runs, ms per pass.", ""]
         pair = [x for v in w["wide"] for x in (_at([e for e in w["emulated"] if e["source"] == v["source"]],
