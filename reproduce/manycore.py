@@ -8,7 +8,7 @@ provenance: folder, command, date, commit. Hosts:
 
 - ``xeon16``: ``../shared/machines/xeon16/`` (README.md there), project at ``ca20bd6``;
 - ``xeon207x16``: ``results/machines/xeon207x16/`` (README.md there), project at ``119c890``
-  (paper3, paper4) and ``dd5ba6f`` (paper0).
+  (paper3, paper4) and ``69a59ac`` (paper0, 5 seeds, 2026-11-27).
 
 Each set is ``{"rows": [...], ...}``, a row a dict of ``P``, the configuration's keys
 (:func:`config_of`: paper3 ``local_epoch``; paper4 ``passes``, ``width``; paper0 ``curve``,
@@ -52,7 +52,7 @@ import numpy as np
 from engine.perfmodel import FREE, MachineProfile
 from reproduce import report as R
 
-from reproduce.manycore_data import (HERE_PROFILE, HOSTS, MEASURED, ROOT, SEEDS,  # noqa: F401
+from reproduce.manycore_data import (HERE_PROFILE, HOSTS, MEASURED, ROOT, SEEDS, seeds_of,  # noqa: F401
                                       SOURCES, extract)
 
 
@@ -332,7 +332,7 @@ def section(paper: str, records: list[dict], *, profiles: dict | None = None) ->
     L = ["## Against many-core hosts", "",
          "Real runs of this paper's configurations on 16-core hosts (issue 12), beside their "
          "emulated twins. The twin is composed from this run's own compute-only emulated runs of "
-         "the same seeds (1..3), timed here one worker at a time, under the host's shipped "
+         "the same seeds (each host's, named under it), timed here one worker at a time, under the host's shipped "
          "profile (`engine/profiles/<host>.json`), which was built from that host's "
          "microbenchmarks only; nothing here is fitted to these speedups. Emulated speedup = "
          "serial time here × the profile's compute ratio / emulated time, the emulated time being "
@@ -352,7 +352,8 @@ def section(paper: str, records: list[dict], *, profiles: dict | None = None) ->
         L += [f"### {host}", "",
               f"Measured: `{src['folder']}` ({', '.join(src['files'])}), `{src['command']}`, "
               f"{src['date']}, project at `{src['commit']}`"
-              + (f" ({src['commit_note']})" if "commit_note" in src else "") + f": {src['what']}.", ""]
+              + (f" ({src['commit_note']})" if "commit_note" in src else "") + f": {src['what']}. Its twins: "
+              f"this run's seeds {min(seeds_of(paper, host))}..{max(seeds_of(paper, host))}.", ""]
         if prof is not None:
             L += [f"Profile `{prof.name}`: {prof.description.rstrip('.')}. Measured {prof.date}; compute ratio "
                   f"{prof.compute_ratio:.3g} (geometric mean of its reference kernels' time over "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]  # the project root
 HOSTS = ("xeon16", "xeon207x16")
-SEEDS = (1, 2, 3)  # every host run below used seeds 1..3 (runs 0..2 of seed 1)
+SEEDS = (1, 2, 3)  # the host runs below used seeds 1..3 (runs 0..2 of seed 1), unless a source says "seeds"
 
 # The reference kernels' seconds per call *here*, i.e. on the machine that timed the cached
 # compute-only runs: the 2-core development machine ("dev2"), whose probe timed them the same
@@ -55,14 +55,19 @@ SOURCES = {
                        "were 119c890's",
         "what": "as xeon16's paper4 run"},
     ("paper0", "xeon207x16"): {
-        "folder": "results/machines/xeon207x16/paper0_default_local16",
-        "files": ("comparison.csv", "summary.json"),
-        "command": "python3 -m reproduce paper0 --workers 16 --no-progress "
-                   "--nettalk-file .whl/nettalk",
-        "date": "2026-11-23T05:36:13Z", "commit": "dd5ba6f",
+        "folder": "results/machines/xeon207x16/claims30/paper0_default_local16_runs5",
+        "files": ("comparison.csv", "summary.json", "runs.json"),
+        "command": "python3 -m reproduce paper0 --workers 16 --jobs 8 --no-progress "
+                   "--nettalk-file .whl/nettalk/nettalk.data",
+        "date": "2026-11-27T08:41:26Z", "commit": "69a59ac",
+        "commit_note": "summary.json records e7a1626, clean: the device's .git copy was the session's "
+                       "first commit; 69a59ac adds only the driver script benchmarks/machines/device_run6.sh",
+        "seeds": (1, 2, 3, 4, 5),
         "what": "network-partition loop (fig2 radio P = 2..10, fig3 parsing P = 2..16) and "
                 "sequence-partition epochs (fig4 derivative, fig5 forward, P = 2..16) on the "
-                "local backend, seeds 1..3; speedup over 1 worker, median (min–max) of seeds"},
+                "local backend, seeds 1..5; speedup over 1 worker, median of seeds and its 95 % bootstrap "
+                "interval as the report gives it; "
+                "runs.json keeps each seed's figures (tools/host_runs.py)"},
 }
 
 
@@ -163,60 +168,60 @@ MEASURED = {
         ]},
     ("paper0", "xeon207x16"): {
         "rows": [
-            {"P": 2, "curve": "fig2", "net": "radio", "speedup": (1.47252, 1.2976, 1.92934)},
-            {"P": 3, "curve": "fig2", "net": "radio", "speedup": (1.02008, 0.897079, 2.01746)},
-            {"P": 4, "curve": "fig2", "net": "radio", "speedup": (1.21078, 1.0221, 1.58022)},
-            {"P": 5, "curve": "fig2", "net": "radio", "speedup": (1.69114, 1.35009, 1.73428)},
-            {"P": 6, "curve": "fig2", "net": "radio", "speedup": (1.69906, 1.2904, 1.88628)},
-            {"P": 7, "curve": "fig2", "net": "radio", "speedup": (1.75711, 1.15656, 1.95447)},
-            {"P": 8, "curve": "fig2", "net": "radio", "speedup": (1.73869, 1.23875, 1.91062)},
-            {"P": 9, "curve": "fig2", "net": "radio", "speedup": (1.88543, 1.34421, 2.13921)},
-            {"P": 10, "curve": "fig2", "net": "radio", "speedup": (1.41048, 1.33684, 1.98131)},
-            {"P": 2, "curve": "fig3", "net": "parsing", "speedup": (1.31871, 1.00454, 2.11591)},
-            {"P": 3, "curve": "fig3", "net": "parsing", "speedup": (1.52357, 1.30449, 1.5926)},
-            {"P": 4, "curve": "fig3", "net": "parsing", "speedup": (1.70004, 1.5473, 1.79312)},
-            {"P": 5, "curve": "fig3", "net": "parsing", "speedup": (1.46, 1.31306, 2.09355)},
-            {"P": 6, "curve": "fig3", "net": "parsing", "speedup": (1.68461, 1.40981, 2.21983)},
-            {"P": 7, "curve": "fig3", "net": "parsing", "speedup": (1.69399, 1.53435, 2.17276)},
-            {"P": 8, "curve": "fig3", "net": "parsing", "speedup": (2.08334, 1.53686, 2.69519)},
-            {"P": 9, "curve": "fig3", "net": "parsing", "speedup": (2.06408, 1.69792, 2.11616)},
-            {"P": 10, "curve": "fig3", "net": "parsing", "speedup": (1.58387, 1.50217, 1.83192)},
-            {"P": 11, "curve": "fig3", "net": "parsing", "speedup": (1.73855, 1.52342, 2.27654)},
-            {"P": 12, "curve": "fig3", "net": "parsing", "speedup": (1.69437, 1.57348, 1.70342)},
-            {"P": 13, "curve": "fig3", "net": "parsing", "speedup": (1.75821, 1.53945, 1.76906)},
-            {"P": 14, "curve": "fig3", "net": "parsing", "speedup": (1.62514, 1.60661, 2.35001)},
-            {"P": 15, "curve": "fig3", "net": "parsing", "speedup": (1.59802, 1.2683, 2.37918)},
-            {"P": 16, "curve": "fig3", "net": "parsing", "speedup": (1.64233, 1.62656, 2.15392)},
-            {"P": 2, "curve": "fig4", "speedup": (1.72905, 1.66867, 2.10791)},
-            {"P": 3, "curve": "fig4", "speedup": (2.4465, 2.37635, 2.47439)},
-            {"P": 4, "curve": "fig4", "speedup": (2.73952, 1.99833, 3.25628)},
-            {"P": 5, "curve": "fig4", "speedup": (4.21383, 2.54976, 5.00463)},
-            {"P": 6, "curve": "fig4", "speedup": (3.65997, 2.75955, 4.62328)},
-            {"P": 7, "curve": "fig4", "speedup": (5.04931, 4.64351, 5.1435)},
-            {"P": 8, "curve": "fig4", "speedup": (5.22111, 5.21884, 5.48007)},
-            {"P": 9, "curve": "fig4", "speedup": (5.67796, 4.03569, 6.32359)},
-            {"P": 10, "curve": "fig4", "speedup": (6.13411, 6.07507, 6.62334)},
-            {"P": 11, "curve": "fig4", "speedup": (4.52156, 4.26474, 5.00451)},
-            {"P": 12, "curve": "fig4", "speedup": (4.9542, 4.40033, 7.56584)},
-            {"P": 13, "curve": "fig4", "speedup": (6.68557, 5.65489, 8.57406)},
-            {"P": 14, "curve": "fig4", "speedup": (6.03853, 4.8265, 7.34486)},
-            {"P": 15, "curve": "fig4", "speedup": (6.13549, 5.34213, 8.71759)},
-            {"P": 16, "curve": "fig4", "speedup": (5.44266, 5.27175, 6.83759)},
-            {"P": 2, "curve": "fig5", "speedup": (1.53512, 1.35792, 1.95237)},
-            {"P": 3, "curve": "fig5", "speedup": (1.67849, 1.63414, 1.86011)},
-            {"P": 4, "curve": "fig5", "speedup": (2.17108, 2.12501, 5.54234)},
-            {"P": 5, "curve": "fig5", "speedup": (3.13783, 2.62728, 4.48797)},
-            {"P": 6, "curve": "fig5", "speedup": (3.12798, 3.12412, 4.68854)},
-            {"P": 7, "curve": "fig5", "speedup": (3.64142, 3.4868, 3.85647)},
-            {"P": 8, "curve": "fig5", "speedup": (4.22588, 3.96353, 4.4142)},
-            {"P": 9, "curve": "fig5", "speedup": (4.34658, 4.24302, 4.81165)},
-            {"P": 10, "curve": "fig5", "speedup": (4.83912, 4.44168, 7.02323)},
-            {"P": 11, "curve": "fig5", "speedup": (4.79946, 4.72549, 7.64624)},
-            {"P": 12, "curve": "fig5", "speedup": (6.09101, 4.96796, 8.11075)},
-            {"P": 13, "curve": "fig5", "speedup": (5.53141, 5.49362, 10.1137)},
-            {"P": 14, "curve": "fig5", "speedup": (6.34671, 5.48749, 9.25675)},
-            {"P": 15, "curve": "fig5", "speedup": (6.05675, 5.88298, 9.13978)},
-            {"P": 16, "curve": "fig5", "speedup": (5.8496, 5.51972, 9.53581)},
+            {"P": 2, "curve": "fig2", "net": "radio", "speedup": (1.00299, 0.94484, 1.41011)},
+            {"P": 3, "curve": "fig2", "net": "radio", "speedup": (1.3216, 1.06005, 1.94938)},
+            {"P": 4, "curve": "fig2", "net": "radio", "speedup": (1.21285, 1.16549, 1.81667)},
+            {"P": 5, "curve": "fig2", "net": "radio", "speedup": (1.30326, 1.23311, 1.99097)},
+            {"P": 6, "curve": "fig2", "net": "radio", "speedup": (1.28742, 1.18526, 2.04923)},
+            {"P": 7, "curve": "fig2", "net": "radio", "speedup": (1.38646, 1.22448, 1.79995)},
+            {"P": 8, "curve": "fig2", "net": "radio", "speedup": (1.33096, 1.24669, 1.64131)},
+            {"P": 9, "curve": "fig2", "net": "radio", "speedup": (1.39461, 1.23144, 1.67387)},
+            {"P": 10, "curve": "fig2", "net": "radio", "speedup": (1.43754, 1.398, 1.90139)},
+            {"P": 2, "curve": "fig3", "net": "parsing", "speedup": (1.46535, 1.05027, 1.91168)},
+            {"P": 3, "curve": "fig3", "net": "parsing", "speedup": (1.98396, 1.67585, 2.36724)},
+            {"P": 4, "curve": "fig3", "net": "parsing", "speedup": (2.09646, 1.45973, 2.29579)},
+            {"P": 5, "curve": "fig3", "net": "parsing", "speedup": (2.2803, 1.72336, 2.35432)},
+            {"P": 6, "curve": "fig3", "net": "parsing", "speedup": (2.17211, 1.50025, 2.51159)},
+            {"P": 7, "curve": "fig3", "net": "parsing", "speedup": (2.40621, 1.9753, 2.52891)},
+            {"P": 8, "curve": "fig3", "net": "parsing", "speedup": (2.09124, 1.52511, 2.54649)},
+            {"P": 9, "curve": "fig3", "net": "parsing", "speedup": (2.34233, 1.51553, 2.44617)},
+            {"P": 10, "curve": "fig3", "net": "parsing", "speedup": (2.30582, 1.55893, 2.35942)},
+            {"P": 11, "curve": "fig3", "net": "parsing", "speedup": (2.33653, 1.46332, 2.59495)},
+            {"P": 12, "curve": "fig3", "net": "parsing", "speedup": (2.35181, 2.12195, 2.58233)},
+            {"P": 13, "curve": "fig3", "net": "parsing", "speedup": (2.19587, 1.73797, 2.53987)},
+            {"P": 14, "curve": "fig3", "net": "parsing", "speedup": (2.28049, 1.80922, 2.62136)},
+            {"P": 15, "curve": "fig3", "net": "parsing", "speedup": (2.28932, 1.75292, 2.56225)},
+            {"P": 16, "curve": "fig3", "net": "parsing", "speedup": (2.01455, 1.65385, 2.68725)},
+            {"P": 2, "curve": "fig4", "speedup": (1.58901, 1.48906, 1.935)},
+            {"P": 3, "curve": "fig4", "speedup": (2.27728, 1.4749, 3.07093)},
+            {"P": 4, "curve": "fig4", "speedup": (3.4493, 3.01025, 3.81017)},
+            {"P": 5, "curve": "fig4", "speedup": (3.56874, 3.39214, 4.54456)},
+            {"P": 6, "curve": "fig4", "speedup": (4.54281, 4.16604, 5.07557)},
+            {"P": 7, "curve": "fig4", "speedup": (4.41952, 3.1426, 5.55091)},
+            {"P": 8, "curve": "fig4", "speedup": (5.73425, 5.25237, 6.31485)},
+            {"P": 9, "curve": "fig4", "speedup": (5.71207, 3.66076, 6.36008)},
+            {"P": 10, "curve": "fig4", "speedup": (6.06354, 3.87009, 7.33802)},
+            {"P": 11, "curve": "fig4", "speedup": (4.99566, 4.4078, 7.4419)},
+            {"P": 12, "curve": "fig4", "speedup": (6.9002, 4.76631, 7.37485)},
+            {"P": 13, "curve": "fig4", "speedup": (5.42888, 4.81711, 7.23262)},
+            {"P": 14, "curve": "fig4", "speedup": (5.49786, 4.95663, 7.85586)},
+            {"P": 15, "curve": "fig4", "speedup": (7.27304, 5.6125, 9.28493)},
+            {"P": 16, "curve": "fig4", "speedup": (6.95694, 5.38629, 8.28035)},
+            {"P": 2, "curve": "fig5", "speedup": (1.20807, 1.107, 2.05449)},
+            {"P": 3, "curve": "fig5", "speedup": (1.62868, 1.59743, 2.83297)},
+            {"P": 4, "curve": "fig5", "speedup": (3.33626, 2.18434, 3.48253)},
+            {"P": 5, "curve": "fig5", "speedup": (2.7828, 2.42736, 4.45672)},
+            {"P": 6, "curve": "fig5", "speedup": (4.84797, 2.92055, 5.28429)},
+            {"P": 7, "curve": "fig5", "speedup": (4.48681, 3.25858, 5.76554)},
+            {"P": 8, "curve": "fig5", "speedup": (4.2863, 3.84341, 6.04222)},
+            {"P": 9, "curve": "fig5", "speedup": (4.40462, 3.80531, 6.75636)},
+            {"P": 10, "curve": "fig5", "speedup": (4.15477, 4.04033, 7.38676)},
+            {"P": 11, "curve": "fig5", "speedup": (5.20314, 4.67109, 7.56102)},
+            {"P": 12, "curve": "fig5", "speedup": (5.0717, 4.53353, 8.04073)},
+            {"P": 13, "curve": "fig5", "speedup": (5.58412, 5.4215, 5.73791)},
+            {"P": 14, "curve": "fig5", "speedup": (5.815, 5.44489, 9.22547)},
+            {"P": 15, "curve": "fig5", "speedup": (8.53149, 6.00794, 9.19061)},
+            {"P": 16, "curve": "fig5", "speedup": (6.3255, 5.78863, 10.1014)},
         ]},
 }
 
@@ -228,6 +233,11 @@ def _cond(s: str) -> dict:
 
 def _trio(r) -> tuple:
     return (float(r["ours"]), float(r["ours_low"]), float(r["ours_high"]))
+
+
+def seeds_of(paper: str, host: str) -> tuple:
+    """The seeds ``SOURCES[paper, host]`` ran (runs 0.. of seed 1): its ``seeds``, else :data:`SEEDS`."""
+    return SOURCES.get((paper, host), {}).get("seeds", SEEDS)
 
 
 def extract(paper: str, host: str, folder: Path | None = None) -> dict:
@@ -276,7 +286,7 @@ def extract(paper: str, host: str, folder: Path | None = None) -> dict:
     raise ValueError(f"no many-core data for {paper!r}")
 
 
-def _print_constants() -> None:  # python -c "from reproduce.manycore import _print_constants as f; f()"
+def _print_constants() -> None:  # python -c "from reproduce.manycore_data import _print_constants as f; f()"
     print("MEASURED = {")
     for paper, host in SOURCES:
         d = extract(paper, host)

@@ -123,10 +123,43 @@ def varied(**kw) -> list:
 @pytest.fixture(scope="module")
 def why():
     res = varied(peak=12)  # the derivative curve peaks at 12, not the paper's 17
-    rows = host(fig4_16=(8.96, 8.9, 9.0), fig5_6=(8.96, 8.9, 9.0), fig2_5=(5.0, 4.9, 5.1))
-    w = W.compute(res, SETUP, [FREE_HERE, BOUND_P], host_rows=rows, host_profile=FREE_HOST)
-    ev = P0C.evidence(res, SETUP, [FREE_HERE, BOUND_P], cores=2, host_rows=rows, host_profile=FREE_HOST)
+    h = host(3, fig4_16=8.96, fig5_6=8.96, fig2_5=5.0)  # 3 host seeds: the claims fall back on the twin
+    w = W.compute(res, SETUP, [FREE_HERE, BOUND_P], host=h, host_profile=FREE_HOST)
+    ev = P0C.evidence(res, SETUP, [FREE_HERE, BOUND_P], cores=2, host=h, host_profile=FREE_HOST)
     return res, w, ev
+
+
+@pytest.fixture(scope="module")
+def why5():
+    res = varied(peak=12)
+    h = host(5, fig4_16=8.96, fig5_6=8.96, fig2_5=5.0)  # 5 host seeds: the claims are the host's
+    w = W.compute(res, SETUP, [FREE_HERE, BOUND_P], host=h, host_profile=FREE_HOST)
+    ev = P0C.evidence(res, SETUP, [FREE_HERE, BOUND_P], cores=2, host=h, host_profile=FREE_HOST)
+    return res, w, ev
+
+
+def test_five_host_seeds_split_the_hosts_figures_draw_for_draw(why5):
+    _, w, ev = why5
+    o, r5 = ev["overall-17-6"], ev["radio-5"]
+    assert o.kind == r5.kind == "measured"
+    oh = w["overall_host"]
+    assert oh["profile"] == "xeon207x16 (measured)" and oh["seeds"] == 5 and (oh["Pd"], oh["Pf"]) == (16, 6)
+    assert tuple(x * 8.96 for x in oh["ratio_to_paper"]) == pytest.approx((o.ours, o.low, o.high), rel=1e-9)
+    # w = r / (r + k) with the host's D(1)/F(1) = 100 and our k = 10
+    assert oh["deriv_share"][0] == pytest.approx(100 / 110)
+    rh = w["radio"][0]
+    assert rh["kind"] == "measured" and rh["overall"] == pytest.approx((r5.ours, r5.low, r5.high), rel=1e-12)
+    assert math.prod(rh[f][0] for f in ("from_share", "from_part_speedup")) == pytest.approx(rh["ratio_to_paper"][0])
+    # the twin's splits stay beside (the figures the claims keep beside)
+    assert w["overall"]["profile"] == "xeon207x16" and any(x["profile"] == "xeon207x16" for x in w["radio"])
+    df = R.frame(W.rows(w))
+    host_rows = df[df.condition.str.contains("xeon207x16 \\(measured\\)")]
+    assert len(host_rows) == 12 and set(host_rows.kind) == {"measured"}
+    T.cite(ev, w)
+    assert "on xeon207x16 (measured)" in ev["overall-17-6"].reason
+    assert "xeon207x16 (measured)" in ev["radio-5"].reason
+    # dip-7 on the host (1.0 on every seed: inconclusive) says what its measurement cannot split
+    assert ev["dip-7"].kind == "measured" and "a seventh worker's extra wait shows on it is unexplained" in ev["dip-7"].reason
 
 
 def test_the_claims_figures_are_the_splits_products_draw_for_draw(why):
@@ -166,6 +199,9 @@ def test_peak_split_and_what_it_leaves_unexplained(why):
     assert not [p for p in w["peaks"] if p["fig"] == "fig5"] and "why (section Why)" not in ev["best-fwd-6"].reason
     for cid in ("overall-17-6", "radio-5", "loop-share"):
         assert "; why (section Why): ours ÷ " in ev[cid].reason, cid
+    # negative control of the host's splits: on 3 host seeds the claims are the twin's, and so is the split cited
+    assert "(measured)" not in ev["overall-17-6"].reason and "(measured)" not in ev["radio-5"].reason
+    assert "seventh worker" not in ev["dip-7"].reason
 
 
 def test_rows_and_section(why):
@@ -180,7 +216,7 @@ def test_rows_and_section(why):
     # free synchronisation: no straggler wait, the profile charges nothing
     assert "all of it collectives; the profile charges no straggler wait" in md
     # negative control: no results, no section
-    assert T.section(W.compute([], SETUP, [FREE_HERE, BOUND_P], host_rows=[])) == []
+    assert T.section(W.compute([], SETUP, [FREE_HERE, BOUND_P], host={})) == []
 
 
 def test_a_quick_run_gets_what_its_four_workers_and_one_seed_allow():
@@ -188,11 +224,16 @@ def test_a_quick_run_gets_what_its_four_workers_and_one_seed_allow():
     from reproduce.paper0.setup import QUICK
 
     one = [(t, r) for t, r in results() if t.params.get("run", 0) == 0]
-    w = W.compute(one, QUICK, [FREE_HERE, BOUND_P], host_rows=host(), host_profile=FREE_HOST)
-    assert w["radio"] == [] and w["loops"] == [] and w["overall"] is None and w["peaks"] == []
+    w = W.compute(one, QUICK, [FREE_HERE, BOUND_P], host=host(), host_profile=FREE_HOST)
+    assert w["loops"] == [] and w["overall"] is None and w["peaks"] == []
+    # the host's own figures do not depend on our P: their splits stand (one of our seeds pairs with one of its)
+    assert [x["kind"] for x in w["radio"]] == ["measured"] and w["radio"][0]["seeds"] == 1
+    assert w["overall_host"]["seeds"] == 5
     assert {e["P"] for e in w["epochs"]} <= {1, 2, 3, 4} and w["epochs"]
     assert all(math.isnan(e["speedup"][1]) for e in w["epochs"])  # one seed: no interval
     df = R.frame(W.rows(w))
     assert (df.table == "why").all() and not df.duplicated(["quantity", "condition"]).any()
     md = "\n".join(T.section(w))
-    assert md.startswith("## Why") and "Amdahl" not in md and "loop share" in md
+    assert md.startswith("## Why") and "loop share" in md
+    amdahl = md.split("22 h → 8 h by Amdahl")[1].split("\n\n", 2)[1]  # its table: the host's row and the paper's
+    assert "| xeon207x16 (measured) |" in amdahl and "| here-best |" not in amdahl

@@ -5,29 +5,29 @@ message of §2.1, §3.1 (Figs 2–3) and §3.2 (Figs 4–5), quoted verbatim fro
 paper (../shared/papers/paper0-mccann-kalman-1994-parallel-srn.txt; "…" joins two pieces).
 
 Kinds, in the order the project prefers them: **measured** on the 16-core host ``xeon207x16``
-(reproduce/manycore_data.py ``MEASURED``: medians (min–max) of its 3 seeds, no per-seed
-values), **measured** here (per-seed task results), **emulated** here under the run's own
-profile (``here-best`` unless ``--profile``; beyond P = 2 outside its validated range). A
-host figure rests on 3 seeds, fewer than the 5 a verdict needs, and its interval is the one
-those seeds allow: the quantity computed from the seed ranges' ends (the conservative
-corner, unpaired: the host's outputs keep no per-seed values). So each claim the host
-measured is judged on the host's emulated twin over this run's 5 seeds: this run's emulated
-tasks composed on the host's calibrated profile (``engine/profiles/xeon207x16.json``, as the
-report's section 'Against many-core hosts' composes them), at the host's configuration
-(overall-17-6 at 16 / 6, the host's, not the paper's 17 / 6), with the host's figure kept
-beside it (reproduce.claims.fall_back): where the host's interval alone gives the opposite
-verdict, the claim is inconclusive. dip-7 is the exception: its emulated ratio is below 1
-by the model's construction, so its verdict is by-construction, the host's figure beside. Figures
-of our own runs are percentile bootstraps over seeds (reproduce/claims.py), speedups paired
-by seed.
+(:data:`HOST_RUNS5`: its run of 2026-11-27 with 5 seeds, each seed's figures kept by
+tools/host_runs.py), **measured** here (per-seed task results), **emulated** here under the
+run's own profile (``here-best`` unless ``--profile``; beyond P = 2 outside its validated
+range). A claim the host measured is judged on the host's seeds, paired by seed like our own
+(a seed's serial and parallel times come from the same task), with its emulated twin beside:
+this run's emulated tasks composed on the host's calibrated profile
+(``engine/profiles/xeon207x16.json``, as the report's section 'Against many-core hosts'
+composes them), at the host's configuration (overall-17-6 at 16 / 6, the host's, not the
+paper's 17 / 6). With fewer than 5 host seeds (reproduce.claims.fall_back) the twin is
+judged instead, the host's figure beside, and where the host's interval alone gives the
+opposite verdict the claim is inconclusive. dip-7's emulated ratio is below 1 by the
+model's construction, so it is judged on the host alone. Figures of our own runs are
+percentile bootstraps over seeds (reproduce/claims.py), speedups paired by seed.
 
 The corpus sizes (821 words, fixed by construction) are not a claim of the paper and are not
 declared here; they stay in comparison.csv.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -36,13 +36,9 @@ from reproduce.paper0 import compose as P0
 from reproduce.paper0.setup import NAME, NETS, REPORTED
 
 HOST = "xeon207x16"
-HOST_SEEDS = 3  # reproduce/manycore_data.py SEEDS: every host run used seeds 1..3
-# The host's own single-process figures, median (min–max) of its 3 seeds, from its
-# comparison.csv (results/machines/xeon207x16/paper0_default_local16, rows sec3.2
-# deriv_over_fwd_epoch and sec2.1 loop_share; tests/test_paper0_claims.py checks them
-# against the file). Not in MEASURED, which holds speedups only.
-HOST_DERIV_OVER_FWD = (37.8232, 25.7681, 45.5257)
-HOST_LOOP_SHARE = (0.663115, 0.647925, 0.703226)
+# The host's per-seed figures (tools/host_runs.py from its task cache; README.md there;
+# tests/test_paper0_claims.py checks them against the folder's comparison.csv).
+HOST_RUNS5 = "results/machines/xeon207x16/claims30/paper0_default_local16_runs5/runs.json"
 
 RADIO_TOL_WHY = ("the paper gives whole hours: 21.5–22.5 h over 7.5–8.5 h spans 2.53–3.00, "
                  "within ±10 % of 22/8")
@@ -138,19 +134,38 @@ def _iv(est, lo, hi) -> str:
     return f"{_f(est)} [{_f(lo)}, {_f(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else _f(est)
 
 
-def _host_point(rows, curve: str, P: int) -> tuple | None:
-    """(median, min, max) the host measured for ``curve`` at P, or None."""
-    return next((tuple(r["speedup"]) for r in rows if r["curve"] == curve and r["P"] == P), None)
+def host_runs(path=None) -> dict:
+    """:data:`HOST_RUNS5` read (``path`` another such file): ``{"curves": {(curve, P): {seed:
+    speedup}}, "single": {seed: {"deriv_s", "fwd_s", "loop_s"}}, "k": k}``; {} where absent."""
+    from reproduce.manycore_data import ROOT
+    f = Path(path) if path else ROOT / HOST_RUNS5
+    if not f.is_file():
+        return {}
+    d = json.loads(f.read_text())
+    curves = {}
+    for r in d["rows"]:
+        curves.setdefault((r["curve"], int(r["P"])), {})[int(r["seed"])] = float(r["speedup"])
+    return {"curves": curves, "single": {int(r["seed"]): r for r in d["single"]}, "k": float(d["k"])}
 
 
-def _host_txt(t) -> str:
-    return f"{t[0]:.3g}× ({t[1]:.3g}–{t[2]:.3g})"
+def _hs(host: dict, curve: str, P: int) -> dict:
+    """{seed: speedup} the host measured for ``curve`` at P ({} if none)."""
+    return host.get("curves", {}).get((curve, P), {})
 
 
-def _host_quotient(a: tuple, b: tuple) -> tuple[float, float, float]:
-    """a / b of two (median, min, max) figures: the medians' quotient, and the quotient of the
-    seed ranges' far ends (unpaired, conservative)."""
-    return a[0] / b[0], a[1] / b[2], a[2] / b[1]
+def _hPs(host: dict, curve: str) -> list[int]:
+    return sorted(P for c, P in host.get("curves", {}) if c == curve)
+
+
+def _host_txt(d: dict) -> str:
+    """A host point's per-seed values as 'median× (min–max)'."""
+    v = list(d.values())
+    return f"{np.median(v):.3g}× ({min(v):.3g}–{max(v):.3g})"
+
+
+def _seeds(*ds: dict) -> list:
+    """The seeds every dict holds."""
+    return sorted(set.intersection(*(set(d) for d in ds))) if ds else []
 
 
 def _per_run(sp, fig: str, P: int, profile: str) -> dict:
@@ -189,27 +204,19 @@ def k_of(results) -> float:
     return float(np.median(ev)) if ev else REPORTED["evals_per_iter"]
 
 
-def _candidates_by_range(opts: dict) -> tuple:
-    """(best option, options whose (min, max) seed range overlaps the best's): the interval
-    level the host's 3 seeds allow. ``opts``: option → (median, min, max)."""
-    best = max(opts, key=lambda o: opts[o][0])
-    lo_b, hi_b = opts[best][1], opts[best][2]
-    return best, tuple(sorted(o for o, (_, lo, hi) in opts.items() if hi >= lo_b and lo <= hi_b))
-
-
 # ---- evidence ----------------------------------------------------------------------------------
-def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = None,
+def evidence(results, setup, profiles, *, cores: int, host: dict | None = None,
              sp=None, host_profile=None) -> dict:
     """{claim id: Evidence} from the run's task results (``results``: (Task, result) pairs as
     report.write receives them), the run's ``profiles`` (the first that is not the
-    compute-only bound is the emulator's) and the host's measured rows (default
-    ``reproduce.manycore.measured("paper0", "xeon207x16")``; [] for none). A claim the host
-    measured is judged on its emulated twin under the host's calibrated profile
-    (``host_profile``, default ``reproduce.manycore.host_profile("xeon207x16")``), at the
-    host's configuration, over this run's seeds (module docstring)."""
+    compute-only bound is the emulator's) and the host's per-seed figures (``host``, as
+    :func:`host_runs` gives them, default :data:`HOST_RUNS5`; {} for none). A claim the host
+    measured is judged on its seeds, paired by seed, with its emulated twin under the host's
+    calibrated profile (``host_profile``, default ``reproduce.manycore.host_profile("xeon207x16")``)
+    beside, at the host's configuration, over this run's seeds (module docstring)."""
     from reproduce import manycore
 
-    rows = manycore.measured(NAME, HOST) if host_rows is None else host_rows
+    H5 = host_runs() if host is None else host
     prof = next((p for p in profiles if p.name != P0.BOUND), profiles[0])
     here = f"profile {prof.name}"
     if sp is None:
@@ -222,14 +229,17 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
     runs = sorted({int(r) for r in sp[(sp.kind == "emulated") & (sp.profile == prof.name)].run}) if len(sp) else []
     ev = {}
     # the host's twin: this run's emulated tasks composed on the host's calibrated profile
-    hprof = (host_profile or manycore.host_profile(HOST)) if rows else prof
-    sph = P0.frames(results, setup, [hprof]) if rows else sp
+    hprof = (host_profile or manycore.host_profile(HOST)) if H5 else prof
+    sph = P0.frames(results, setup, [hprof]) if H5 else sp
     twin = f"profile {hprof.name}"
     tw = (f"emulated on {HOST}'s calibrated profile (compute measured here, scaled by its compute ratio; "
-          f"its emulated-over-measured ratios are in the section 'Against many-core hosts')") if rows else beyond
+          f"its emulated-over-measured ratios are in the section 'Against many-core hosts')") if H5 else beyond
+
+    def measured(est, lo, hi, n, reason, **kw):
+        return C.Evidence(est, lo, hi, n=n, kind="measured", host=HOST, reason=reason, **kw)
 
     # -- seq-beats-net: Fig. 4 over Fig. 3 at the host's largest common P
-    Ps = sorted({r["P"] for r in rows if r["curve"] == "fig4"} & {r["P"] for r in rows if r["curve"] == "fig3"})
+    Ps = sorted(set(_hPs(H5, "fig4")) & set(_hPs(H5, "fig3")))
     Pe = Ps[-1] if Ps else min(16, setup.max_workers)
     e_est, e_lo, e_hi, e_n = C.paired_ratio(_per_run(sph, "fig4", Pe, hprof.name), _per_run(sph, "fig3", Pe, hprof.name),
                                             label=lab("seq-beats-net emulated"))
@@ -239,21 +249,17 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
                     beside=f"measured here at P = 2: {_iv(m_est, m_lo, m_hi)}, n = {m_n} paired by seed" if m_n else "",
                     reason=f"{tw}; fig4 over fig3 at P = {Pe}, paired by seed")
     if Ps:
-        P = Ps[-1]
-        a, b = _host_point(rows, "fig4", P), _host_point(rows, "fig3", P)
-        q = _host_quotient(a, b)
-        ev["seq-beats-net"] = C.fall_back(C.Evidence(
-            q[0], q[1], q[2], n=HOST_SEEDS, kind="measured", host=HOST,
-            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
-            reason=(f"{HOST} at P = {P}: derivative epoch {_host_txt(a)} against the parsing loop {_host_txt(b)}; "
-                    f"{HOST_SEEDS} seeds (no per-seed values kept, so the interval is the quotient of the seed "
-                    "ranges' far ends)")), em)
+        a, b = _hs(H5, "fig4", Pe), _hs(H5, "fig3", Pe)
+        est, lo, hi, n = C.paired_ratio(a, b, label=lab("seq-beats-net host"))
+        ev["seq-beats-net"] = C.fall_back(measured(
+            est, lo, hi, n, f"{HOST} at P = {Pe}: derivative epoch {_host_txt(a)} against the parsing loop "
+                            f"{_host_txt(b)}, {n} seeds, paired by seed"), em)
     else:
         ev["seq-beats-net"] = replace(em, reason=f"no host measurement; {em.reason}")
 
-    # -- overall-17-6: composed from the host's epoch speedups at 16 / 6
-    d_ps = sorted(r["P"] for r in rows if r["curve"] == "fig4")
-    f6 = _host_point(rows, "fig5", REPORTED["best_fwd_workers"])
+    # -- overall-17-6: composed per seed from the host's epoch speedups at 16 / 6
+    d_ps = _hPs(H5, "fig4")
+    f6 = _hs(H5, "fig5", REPORTED["best_fwd_workers"])
     Pd = min(REPORTED["best_deriv_workers"], d_ps[-1]) if d_ps and f6 else REPORTED["best_deriv_workers"]
     ov = []
     if setup.max_workers >= Pd:
@@ -270,88 +276,84 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
                     reason=(f"{tw}; {Pd} / 6" + (" (the host's; 17 / 6 is beyond its 16 cores)" if Pd != 17 else
                                                  " (the paper's)") + ", composed per seed with our D(1)/F(1)")
                     if ov else f"this run's emulated curves stop at P = {setup.max_workers} < {Pd}")
+    single = H5.get("single", {})
     if d_ps and f6:
-        d = _host_point(rows, "fig4", Pd)
-        r0, rlo, rhi = HOST_DERIV_OVER_FWD
-        est = overall_from_speedups(r0, k, d[0], f6[0])
-        lo, hi = overall_from_speedups(rlo, k, d[1], f6[1]), overall_from_speedups(rhi, k, d[2], f6[2])
-        lin = overall_from_speedups(r0, k, d[0] * REPORTED["best_deriv_workers"] / Pd, f6[0])
+        d = _hs(H5, "fig4", Pd)
+        r = {s: single[s]["deriv_s"] / single[s]["fwd_s"] for s in single}
+        seeds = _seeds(d, f6, r)
+        per = [overall_from_speedups(r[s], k, d[s], f6[s]) for s in seeds]
+        est, lo, hi = C.over_seeds(per, C.gmean, label=lab("overall-17-6 host"))
+        lin = C.gmean([overall_from_speedups(r[s], k, d[s] * REPORTED["best_deriv_workers"] / Pd, f6[s])
+                       for s in seeds])
         e_d = _per_run(sp, "fig4", Pd, prof.name)
         gap = (f"; this run's emulator ({prof.name}) gives the derivative epoch {np.median(list(e_d.values())):.3g}× at "
-               f"P = {Pd}, {np.median(list(e_d.values())) / d[0]:.2f}× the host's, the gap the section "
-               "'Against many-core hosts' leaves unexplained (contention or real barriers, not established)"
-               if e_d else "")
-        ev["overall-17-6"] = C.fall_back(C.Evidence(
-            est, lo, hi, n=HOST_SEEDS, kind="measured", host=HOST,
-            method=f"{HOST}'s {HOST_SEEDS} seeds: composed from the medians, interval from the seed ranges' ends",
-            reason=(f"{HOST} measured the derivative epoch at P = {Pd} ({_host_txt(d)}; 17 not measured, "
-                    f"the host has 16 cores) and the forward epoch at 6 ({_host_txt(f6)}); composed "
-                    f"(r + k)/(r/S_D + k/S_F) with its D(1)/F(1) r = {r0:.3g} ({rlo:.3g}–{rhi:.3g}) and "
-                    f"our k = {k:.3g}; {HOST_SEEDS} seeds; even linear scaling from {Pd} to 17 gives "
-                    f"{lin:.3g}; the host's is {est / REPORTED['overall_speedup_17_6']:.2f}× the paper's{gap}")), em)
+               f"P = {Pd}, {np.median(list(e_d.values())) / np.median(list(d.values())):.2f}× the host's median, the "
+               "gap the section 'Against many-core hosts' leaves unexplained (contention or real barriers, not "
+               "established)" if e_d else "")
+        rv = [r[s] for s in seeds]
+        ev["overall-17-6"] = C.fall_back(measured(
+            est, lo, hi, len(seeds),
+            f"{HOST} measured the derivative epoch at P = {Pd} ({_host_txt(d)}; 17 not measured, the host has "
+            f"16 cores) and the forward epoch at 6 ({_host_txt(f6)}); composed per seed "
+            f"(r + k)/(r/S_D + k/S_F) with the seed's own D(1)/F(1) r ({np.median(rv):.3g}, {min(rv):.3g}–"
+            f"{max(rv):.3g}) and our k = {k:.3g}; {len(seeds)} seeds; even linear scaling from {Pd} to 17 gives "
+            f"{lin:.3g}; the host's is {est / REPORTED['overall_speedup_17_6']:.2f}× the paper's{gap}"), em)
     else:
         ev["overall-17-6"] = replace(em, reason=f"no host measurement; {em.reason}")
 
     # -- best-deriv-17: a choice over our emulated per-seed curve (no host measured 17)
-    host_d = {r["P"]: tuple(r["speedup"]) for r in rows if r["curve"] == "fig4"}
-    hb = _candidates_by_range(host_d) if host_d else None
-    hb_txt = (f"{HOST} measured P = {min(host_d)}..{max(host_d)} only: best {hb[0]}, not told apart "
-              f"from it by the seed ranges {', '.join(map(str, hb[1]))}") if hb else ""
+    host_d = {P: _hs(H5, "fig4", P) for P in d_ps}
+    hb = C.indistinguishable(prune(host_d), label=lab("best-deriv-17 host"), lower_is_better=False) if host_d else None
+    hb_txt = (f"{HOST} measured P = {min(host_d)}..{max(host_d)} only: best {hb[0]}, not told apart from it "
+              f"(paired by seed): {', '.join(map(str, hb[1]))}") if hb else ""
     ev["best-deriv-17"] = _choice(sp, "fig4", prof.name, REPORTED["best_deriv_workers"], setup, runs,
                                   label=lab("best-deriv-17"), here=here, beyond=beyond, beside=hb_txt,
                                   why_not_host=f"no host measured {REPORTED['best_deriv_workers']} processes "
                                                f"({HOST} has 16 cores)")
 
     # -- best-fwd-6: the host measured the forward epoch at 2..16
-    host_f = {r["P"]: tuple(r["speedup"]) for r in rows if r["curve"] == "fig5"}
+    host_f = {P: _hs(H5, "fig5", P) for P in _hPs(H5, "fig5")}
     em = _choice(sph, "fig5", hprof.name, REPORTED["best_fwd_workers"], setup, runs, label=lab("best-fwd-6"),
                  here=twin, beyond=tw, options=sorted(host_f) or None)
     if REPORTED["best_fwd_workers"] in host_f:
-        best, cands = _candidates_by_range(host_f)
-        p6 = host_f[REPORTED["best_fwd_workers"]]
-        mb = host_f[best][0]
-        ev["best-fwd-6"] = C.fall_back(C.Evidence(
-            (mb - p6[0]) / mb, (host_f[best][1] - p6[2]) / mb, (host_f[best][2] - p6[1]) / mb,
-            n=HOST_SEEDS, kind="measured", host=HOST, candidates=cands, best=best,
-            method=(f"{HOST}'s {HOST_SEEDS} seeds (medians and min–max ranges only): the shortfall of the "
-                    "medians, bounded by the ranges; options whose range overlaps the best's"),
-            reason=(f"{HOST} measured P = {min(host_f)}..{max(host_f)}: best {best} at {_host_txt(host_f[best])}, "
-                    f"6 at {_host_txt(p6)}; {HOST_SEEDS} seeds (told apart where the seed ranges do not "
-                    "overlap)")), em)
+        hc = _choice_over(host_f, REPORTED["best_fwd_workers"], label=lab("best-fwd-6 host"), here=HOST,
+                          kind="measured", beyond=f"{HOST} measured P = {min(host_f)}..{max(host_f)}, paired by seed")
+        ev["best-fwd-6"] = C.fall_back(hc, em)
     else:
         ev["best-fwd-6"] = replace(em, reason=f"no host measured the forward epoch; {em.reason}")
 
     # -- radio-5: Amdahl with the loop share measured here and the loop speedup at 5 on the host
-    H = NETS["radio"]["n_hidden"]
+    Hn = NETS["radio"]["n_hidden"]
     radio = [(t, r) for t, r in results if t.name == "netpart" and t.kind == "emulated" and t.params["net"] == "radio"]
-    fs = [r["block_s"][str(H)] / (r["prep_s"] + k * r["fwd_s"] + r["block_s"][str(H)]) for _, r in radio]
-    f_est, f_lo, f_hi = C.mean(fs, label=lab("radio-5 share")) if fs else (math.nan,) * 3
+    fs = {t.params["seed"]: r["block_s"][str(Hn)] / (r["prep_s"] + k * r["fwd_s"] + r["block_s"][str(Hn)])
+          for t, r in radio}
+    f_est, f_lo, f_hi = C.mean(list(fs.values()), label=lab("radio-5 share")) if fs else (math.nan,) * 3
     em_r = {}
     if setup.max_workers >= 5:
         for t, r in radio:
             rest = (r["prep_s"] + k * r["fwd_s"]) * hprof.compute_scale(1, P0.KERNEL)
-            em_r[t.params["run"]] = ((rest + P0.netpart_emulated(r, 1, H, hprof))
-                                     / (rest + P0.netpart_emulated(r, 5, H, hprof)))
+            em_r[t.params["run"]] = ((rest + P0.netpart_emulated(r, 1, Hn, hprof))
+                                     / (rest + P0.netpart_emulated(r, 5, Hn, hprof)))
     r_est, r_lo, r_hi = C.over_seeds([em_r[s] for s in sorted(em_r)], C.gmean, label=lab("radio-5 emulated"))
-    r_n = len(em_r)
-    em = C.Evidence(r_est, r_lo, r_hi, n=r_n, kind="emulated", host=twin,
+    em = C.Evidence(r_est, r_lo, r_hi, n=len(em_r), kind="emulated", host=twin,
                     reason=f"{tw}; the radio loop emulated at 5 with the rest of the iteration measured, per seed")
-    s5 = _host_point(rows, "fig2", 5)
+    s5 = _hs(H5, "fig2", 5)
     rep = CLAIMS_BY_ID["radio-5"].reported
-    if s5 and fs:
-        est, lo, hi = amdahl(f_est, s5[0]), amdahl(f_lo, s5[1]), amdahl(f_hi, s5[2])
+    seeds = _seeds(s5, fs)
+    if seeds:
+        est, lo, hi = C.over_seeds([amdahl(fs[s], s5[s]) for s in seeds], C.gmean, label=lab("radio-5 host"))
         ev["radio-5"] = C.fall_back(C.Evidence(
-            est, lo, hi, n=min(HOST_SEEDS, len(fs)), kind="measured", host=f"{HOST} (loop speedup) + here (share)",
-            method=f"loop share: bootstrap over our seeds; loop speedup: {HOST}'s {HOST_SEEDS} seeds (range ends)",
+            est, lo, hi, n=len(seeds), kind="measured", host=f"{HOST} (loop speedup) + here (share)",
+            method=f"{C.METHOD}; per seed, Amdahl of our loop share and {HOST}'s loop speedup of the same seed",
             reason=(f"{HOST} measured the radio loop at 5 processes {_host_txt(s5)}; the loop is "
                     f"{_iv(f_est, f_lo, f_hi)} of a CG iteration here (synthetic radio data, k = {k:.3g}); "
-                    f"{HOST_SEEDS} host seeds; the host's is {est / rep:.2f}× the paper's; "
+                    f"{len(seeds)} seeds; the host's is {est / rep:.2f}× the paper's; "
                     f"by the same law the paper's own figures imply a loop speedup at 5 of "
                     f"{implied_loop_speedup(rep, REPORTED['loop_share']):.3g}× with its loop share of "
                     f"{REPORTED['loop_share']:.0%} (why/implied_loop_speedup)"
-                    + (f": even a loop share of 1 would give at most the loop's own speedup, {s5[2]:.3g}× at the "
-                       "top of its seed range, below the band" if s5[2] < C.band(CLAIMS_BY_ID["radio-5"])[0] else ""))),
-            em)
+                    + (f": even a loop share of 1 would give at most the loop's own speedup, {max(s5.values()):.3g}× "
+                       "on the host's best seed, below the band"
+                       if max(s5.values()) < C.band(CLAIMS_BY_ID["radio-5"])[0] else ""))), em)
     else:
         ev["radio-5"] = replace(em, reason=f"no host measurement; {em.reason}")
 
@@ -364,75 +366,74 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
     em = C.Evidence(d_est, d_lo, d_hi, n=d_n, kind="emulated", host=twin, construction=construction,
                     reason=f"{tw}; paired by seed; what would test the claim: at least {C.MIN_N} seeds measured "
                            "on a host with 7 or more cores")
-    a, b = _host_point(rows, "fig3", 7), _host_point(rows, "fig3", 6)
+    a, b = _hs(H5, "fig3", 7), _hs(H5, "fig3", 6)
     if a and b:
-        q = _host_quotient(a, b)
-        ev["dip-7"] = C.fall_back(C.Evidence(
-            q[0], q[1], q[2], n=HOST_SEEDS, kind="measured", host=HOST,
-            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
-            reason=(f"{HOST} measured the parsing loop at 7 processes {_host_txt(a)} and at 6 {_host_txt(b)}; "
-                    f"{HOST_SEEDS} seeds")), em)
+        est, lo, hi, n = C.paired_ratio(a, b, label=lab("dip-7 host"))
+        ev["dip-7"] = C.fall_back(measured(
+            est, lo, hi, n, f"{HOST} measured the parsing loop at 7 processes {_host_txt(a)} and at 6 "
+                            f"{_host_txt(b)}; {n} seeds, paired by seed"), em)
     else:
         ev["dip-7"] = replace(em, reason=f"no host measurement; {em.reason}")
 
     # -- netpart-some-speedup: radio on 5, parsing on 6 and 7
     named = [("fig2", 5), ("fig3", 6), ("fig3", 7)]
-    pts = [_host_point(rows, c, P) for c, P in named]
+    pts = [_hs(H5, c, P) for c, P in named]
     here2 = []
     for fig, net in (("fig2", "radio"), ("fig3", "parsing")):
         m = _measured_here(sp, fig, 2)
         est_, lo_, hi_ = C.over_seeds(list(m.values()), C.gmean, label=lab(f"netpart-some-speedup {fig}"))
-        n_ = len(m)
-        if n_:
+        if m:
             here2.append(f"{net} {_iv(est_, lo_, hi_)}")
+    smallest = lambda rs: min(C.gmean([r[i] for r in rs]) for i in range(len(named)))  # noqa: E731
     per = [_per_run(sph, fig, P, hprof.name) for fig, P in named]
-    both = sorted(set.intersection(*(set(d) for d in per)))  # seeds with all three configurations
-    recs = [[d[s] for d in per] for s in both]
-    est_, lo_, hi_ = C.over_seeds(recs, lambda rs: min(C.gmean([r[i] for r in rs]) for i in range(len(named))),
+    both = _seeds(*per)  # seeds with all three configurations
+    est_, lo_, hi_ = C.over_seeds([[d[s] for d in per] for s in both], smallest,
                                   label=lab("netpart-some-speedup emulated"))
-    em = C.Evidence(est_, lo_, hi_, n=len(recs), kind="emulated", host=twin,
+    em = C.Evidence(est_, lo_, hi_, n=len(both), kind="emulated", host=twin,
                     beside=f"measured here at P = 2: {', '.join(here2)}" if here2 else "",
                     reason=f"{tw}; the smallest of the three speedups (each a geometric mean over seeds)")
     if all(pts):
-        ev["netpart-some-speedup"] = C.fall_back(C.Evidence(
-            min(p[0] for p in pts), min(p[1] for p in pts), min(p[2] for p in pts), n=HOST_SEEDS, kind="measured",
-            host=HOST,
-            method=f"{HOST}'s {HOST_SEEDS} seeds: the smallest median, interval from the seed ranges' ends",
-            reason=(f"{HOST} measured the loop: " + ", ".join(f"{'radio' if c == 'fig2' else 'parsing'} on {P} "
-                                                              f"{_host_txt(p)}" for (c, P), p in zip(named, pts))
-                    + f"; {HOST_SEEDS} seeds; 'limited': the host's loop medians "
-                    f"peak at {max(r['speedup'][0] for r in rows if r['curve'] in ('fig2', 'fig3')):.3g}× "
-                    "(seq-beats-net sets them beside the sequence partition)")), em)
+        seeds = _seeds(*pts)
+        est, lo, hi = C.over_seeds([[d[s] for d in pts] for s in seeds], smallest,
+                                   label=lab("netpart-some-speedup host"))
+        top = max(np.median(list(d.values())) for (c, P), d in H5["curves"].items() if c in ("fig2", "fig3"))
+        ev["netpart-some-speedup"] = C.fall_back(measured(
+            est, lo, hi, len(seeds),
+            f"{HOST} measured the loop: " + ", ".join(f"{'radio' if c == 'fig2' else 'parsing'} on {P} {_host_txt(d)}"
+                                                      for (c, P), d in zip(named, pts))
+            + f"; {len(seeds)} seeds; the smallest of the three geometric means over seeds; 'limited': the host's "
+            f"loop medians peak at {top:.3g}× (seq-beats-net sets them beside the sequence partition)"), em)
     else:
         ev["netpart-some-speedup"] = replace(em, reason=f"no host measurement; {em.reason}")
 
-    # -- seq-upward: S(P_max) / S(2), the smaller of Figs 4 and 5
-    qs = []
-    for fig in ("fig4", "fig5"):
-        ps = sorted(r["P"] for r in rows if r["curve"] == fig)
-        if ps and ps[0] == 2 and ps[-1] > 2:
-            qs.append((fig, ps[-1], _host_quotient(_host_point(rows, fig, ps[-1]), _host_point(rows, fig, 2))))
-    Pm = {f: P for f, P, _ in qs} if len(qs) == 2 else {"fig4": setup.max_workers, "fig5": setup.max_workers}
+    # -- seq-upward: S(P_max) / S(2), the smaller of Figs 4 and 5, per seed
+    tops = {f: _hPs(H5, f) for f in ("fig4", "fig5")}
+    ok = all(ps and ps[0] == 2 and ps[-1] > 2 for ps in tops.values())
+    Pm = {f: ps[-1] for f, ps in tops.items()} if ok else {"fig4": setup.max_workers, "fig5": setup.max_workers}
+    smaller = lambda rs: min(C.gmean([r[0] for r in rs]), C.gmean([r[1] for r in rs]))  # noqa: E731
     gr = {}
     for f in ("fig4", "fig5"):
         top, two = _per_run(sph, f, Pm[f], hprof.name), _per_run(sph, f, 2, hprof.name)
         gr[f] = {s: top[s] / two[s] for s in top if s in two and two[s] > 0}
-    seeds = sorted(set(gr["fig4"]) & set(gr["fig5"]))
+    seeds = _seeds(gr["fig4"], gr["fig5"])
     recs = [(gr["fig4"][s], gr["fig5"][s]) for s in seeds]
-    u_est, u_lo, u_hi = (C.over_seeds(recs, lambda rs: min(C.gmean([r[0] for r in rs]), C.gmean([r[1] for r in rs])),
-                                      label=lab("seq-upward emulated"))
+    u_est, u_lo, u_hi = (C.over_seeds(recs, smaller, label=lab("seq-upward emulated"))
                          if recs and min(Pm.values()) > 2 else (math.nan,) * 3)
     em = C.Evidence(u_est, u_lo, u_hi, n=len(recs) if min(Pm.values()) > 2 else 0, kind="emulated", host=twin,
                     reason=(f"{tw}; derivative epoch S({Pm['fig4']}) / S(2) and forward epoch S({Pm['fig5']}) / S(2), "
                             "each a geometric mean over seeds, the smaller"))
-    if len(qs) == 2:
-        ev["seq-upward"] = C.fall_back(C.Evidence(
-            min(q[2][0] for q in qs), min(q[2][1] for q in qs), min(q[2][2] for q in qs), n=HOST_SEEDS,
-            kind="measured", host=HOST,
-            method=f"{HOST}'s {HOST_SEEDS} seeds: medians' quotient, interval from the seed ranges' ends",
-            reason=(f"{HOST}: " + "; ".join(f"{'derivative' if f == 'fig4' else 'forward'} epoch S({P}) / S(2) "
-                                            f"{_iv(*q)}" for f, P, q in qs)
-                    + f"; {HOST_SEEDS} seeds; where the curves peak: best-deriv-17, best-fwd-6")), em)
+    if ok:
+        hg = {f: {s: v / _hs(H5, f, 2)[s] for s, v in _hs(H5, f, Pm[f]).items() if s in _hs(H5, f, 2)}
+              for f in ("fig4", "fig5")}
+        seeds = _seeds(hg["fig4"], hg["fig5"])
+        est, lo, hi = C.over_seeds([(hg["fig4"][s], hg["fig5"][s]) for s in seeds], smaller,
+                                   label=lab("seq-upward host"))
+        ev["seq-upward"] = C.fall_back(measured(
+            est, lo, hi, len(seeds),
+            f"{HOST}: " + "; ".join(f"{'derivative' if f == 'fig4' else 'forward'} epoch S({Pm[f]}) / S(2) "
+                                    f"{C.gmean(list(hg[f].values())):.3g}" for f in ("fig4", "fig5"))
+            + f" (geometric means over {len(seeds)} seeds, paired by seed), the smaller; where the curves peak: "
+            "best-deriv-17, best-fwd-6"), em)
     else:
         ev["seq-upward"] = replace(em, reason=f"no host measurement; {em.reason}")
 
@@ -442,10 +443,11 @@ def evidence(results, setup, profiles, *, cores: int, host_rows: list | None = N
     sh = [r["loop_s"] / (r["forward_deriv_s"][c] + k * r["fwd_s"]) for r in vec]
     sh10 = [r["loop_s"] / (r["forward_deriv_s"][c] + REPORTED["evals_per_iter"] * r["fwd_s"]) for r in vec]
     l_est, l_lo, l_hi = C.mean(sh, label=lab("loop-share")) if sh else (math.nan,) * 3
+    hsh = [x["loop_s"] / (x["deriv_s"] + H5["k"] * x["fwd_s"]) for x in single.values()]
+    h_txt = (f"{HOST} measured {_iv(*C.mean(hsh, label=lab('loop-share host')))}, {len(hsh)} seeds (its k = "
+             f"{H5['k']:.3g})" if hsh else "")
     ev["loop-share"] = C.Evidence(
-        l_est, l_lo, l_hi, n=len(sh), kind="measured", host="here",
-        beside=f"{HOST} measured {HOST_LOOP_SHARE[0]:.3g} ({HOST_LOOP_SHARE[1]:.3g}–{HOST_LOOP_SHARE[2]:.3g}), "
-               f"{HOST_SEEDS} seeds, at commit dd5ba6f",
+        l_est, l_lo, l_hi, n=len(sh), kind="measured", host="here", beside=h_txt,
         reason=(f"the loop over (derivative epoch + k = {k:.3g} forward epochs), row sec2.1/loop_share; ours is "
                 f"{l_est / REPORTED['loop_share']:.2f}× 0.8; with the paper's k = 10 it would be {np.mean(sh10):.3g}")
         if sh else "no vectorise run")
@@ -480,9 +482,8 @@ def prune(opts: dict) -> dict:
 def _choice(sp, fig: str, profile: str, choice: int, setup, runs, *, label: str, here: str, beyond: str,
             beside: str = "", why_not_host: str = "", options=None) -> C.Evidence:
     """A best-worker-count choice over our emulated per-seed curve, P = 1..max_workers (or
-    the worker counts ``options``): the paper's option's shortfall from our best
-    (reproduce.claims.shortfall, paired by seed). Without the paper's choice among our
-    options, or with one run, no estimate (inconclusive), and the reason says why."""
+    the worker counts ``options``): :func:`_choice_over` on it. Without the paper's choice
+    among our options, no estimate (inconclusive), and the reason says why."""
     opts = {P: _per_run(sp, fig, P, profile) for P in (options or range(1, setup.max_workers + 1))}
     opts = {P: d for P, d in opts.items() if d}
     runs = sorted(set().union(*(set(d) for d in opts.values()))) if opts else runs
@@ -491,16 +492,25 @@ def _choice(sp, fig: str, profile: str, choice: int, setup, runs, *, label: str,
         return C.Evidence(None, n=len(runs), kind="emulated", host=here, beside=beside,
                           best=max(opts, key=lambda P: np.mean(list(opts[P].values()))) if opts else None,
                           reason=f"{pre}this run's emulated curve stops at P = {setup.max_workers} < {choice}")
+    return _choice_over(opts, choice, label=label, here=here, beyond=f"{pre}{beyond}", beside=beside)
+
+
+def _choice_over(opts: dict, choice: int, *, label: str, here: str, beyond: str, beside: str = "",
+                 kind: str = "emulated") -> C.Evidence:
+    """The paper's option ``choice`` against our best of ``opts`` (P → {seed: speedup}, higher
+    is better): its shortfall (reproduce.claims.shortfall, paired by seed) and the options
+    not told apart from the best. With one run, no estimate (inconclusive)."""
+    runs = sorted(set().union(*(set(d) for d in opts.values())))
     if len(runs) < 2:
         best = max(opts, key=lambda P: np.mean(list(opts[P].values())))
-        return C.Evidence(None, n=len(runs), kind="emulated", host=here, beside=beside, best=best,
-                          reason=f"{pre}one run: no interval to tell options apart")
+        return C.Evidence(None, n=len(runs), kind=kind, host=here, beside=beside, best=best,
+                          reason=f"{beyond}; one run: no interval to tell options apart")
     best, cands = C.indistinguishable(prune(opts), label=label, lower_is_better=False)
     est, glo, ghi = C.shortfall(opts, choice, label=label, lower_is_better=False)
-    return C.Evidence(est, glo, ghi, n=len(runs), kind="emulated", host=here, candidates=cands, beside=beside,
+    return C.Evidence(est, glo, ghi, n=len(runs), kind=kind, host=here, candidates=cands, beside=beside,
                       best=best, method=f"{C.METHOD}; the shortfall of the paper's option from our best is "
                                         "a ratio of means paired by seed",
-                      reason=(f"{pre}{beyond}; best {best} at {np.mean(list(opts[best].values())):.3g}×, "
+                      reason=(f"{beyond}; best {best} at {np.mean(list(opts[best].values())):.3g}×, "
                               f"{choice} at {np.mean(list(opts[choice].values())):.3g}×; difference to the "
                               f"best holds 0 for: {', '.join(map(str, cands))}"))
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from engine.strategies.network_partition import split_even
 from reproduce import report as R
-from reproduce.paper0.setup import NETS
+from reproduce.paper0.setup import NAME, NETS
 
 TOL = R.DEFAULT_TOLERANCE
 
@@ -130,13 +130,15 @@ def manycore_emulated(results, setup, profile) -> dict:
     ``{key(P, curve=, net=): {"speedup", "comm_share", "runs"}}`` for the parsing net's loop
     (Fig. 3) and the derivative epoch (Fig. 4), composed from this run's cached emulated
     tasks under ``profile`` exactly as the emulated rows are (medians over the runs)."""
-    from reproduce.manycore import SEEDS, key
+    from reproduce.manycore import key
+    from reproduce.manycore_data import seeds_of
 
-    # the hosts ran runs 0..2 of seed 1 (manycore.SEEDS): the twins use the same runs, whatever
-    # setup.runs says (5 since issue 30)
+    # the twins use the runs the host ran (manycore_data.seeds_of: runs 0..4 of seed 1 for
+    # xeon207x16's paper0 run), whatever setup.runs says
+    n = len(seeds_of(NAME, "xeon207x16"))
     net = [r for t, r in results if t.name == "netpart" and t.kind == "emulated" and t.params["net"] == "parsing"
-           and t.params["run"] < len(SEEDS)]
-    seq = [r for t, r in results if t.name == "seqpart" and t.kind == "emulated" and t.params["run"] < len(SEEDS)]
+           and t.params["run"] < n]
+    seq = [r for t, r in results if t.name == "seqpart" and t.kind == "emulated" and t.params["run"] < n]
     H = NETS["parsing"]["n_hidden"]
     out = {}
     for P in range(2, setup.max_workers + 1):

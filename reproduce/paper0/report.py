@@ -203,7 +203,7 @@ def plots(out, sp: pd.DataFrame, train, *, quick: bool = False, host_rows=(), ho
     the paper's own values: §3.1's 22 h / 8 h on five processors (Fig. 2) and §3.2's best
     points, 17 processors for the derivative and 6 for the forward epoch (Figs. 4–5), whose
     combination gives its 8.96×; the many-core ``host``'s measured speedups (median and
-    min–max of its seeds, ``host_rows`` as reproduce.manycore.measured gives them), on which
+    min–max of its seeds, ``host_rows`` as reproduce/paper0/why.py ``host_rows`` gives them), on which
     most claims rest (reproduce/paper0/claims.py); and the NETtalk training curve."""
     import matplotlib
 
@@ -312,9 +312,9 @@ def write(run, results, meta) -> dict:
                                             and t.params["net"] == "parsing"]))
               for P in range(2, setup.max_workers + 1)} if records else {}
     train = [r for t, r in results if t.name == "train"]
-    from reproduce.paper0.claims import HOST
+    from reproduce.paper0.claims import HOST, host_runs
 
-    figs = plots(out, sp, train, quick=run.mode == "quick", host_rows=manycore.measured(NAME, HOST), host=HOST)
+    figs = plots(out, sp, train, quick=run.mode == "quick", host_rows=P0W.host_rows(host_runs()), host=HOST)
     loads = [r["load"][0] for _, r in results if r and "load" in r]
     meta = {**meta, "fidelity": R.fidelity(R.frame(rows)), "figures": figs, "tolerance": TOL,
             "corpus": stats, "loadavg_1min_during_tasks": {"min": min(loads), "max": max(loads)} if loads else None}

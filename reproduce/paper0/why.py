@@ -15,6 +15,8 @@ split into factors that multiply to it (reproduce/why.py), per seed, with interv
 - §3.2's 8.96, ours ÷ the paper's = (from the iteration's weights: the derivative epochs'
   share of a 1-worker iteration, ours against the paper's 417 s, 11 s, k = 10) × (from the
   epoch speed-ups at those weights);
+- the same two splits of the host's measured figures, per host seed (``_overall_host``,
+  ``_radio_host``): what the claims are judged on where the host ran 5 seeds;
 - §2.1's loop share = (loop ÷ derivative epoch) × (derivative epoch ÷ CG iteration);
 - training: the only speed-up the cache holds, one CG iteration measured on 1 and 2
   processes (the same iterations, so the passes ratio is 1 by construction).
@@ -143,6 +145,12 @@ def share_record(loop_s: float, d_s: float, f_s: float, k: float) -> tuple:
 
 
 # ---- compute ------------------------------------------------------------------------------------
+def _tasks(results, name: str, kind: str, **params) -> list[tuple]:
+    """The (task, result) pairs of task ``name``/``kind`` with ``params``, in the claims' order."""
+    return [(t, r) for t, r in results if t.name == name and t.kind == kind
+            and all(t.params.get(k) == v for k, v in params.items())]
+
+
 def _records(results, name: str, kind: str, **params) -> list[dict]:
     """The results of task ``name``/``kind`` with ``params``, in the order the claims read them."""
     return [r for t, r in results if t.name == name and t.kind == kind
@@ -265,14 +273,63 @@ def _iterations(results, k: float) -> list[dict]:
             for P, recs in sorted(meas.items())]
 
 
-def compute(results, setup, profiles, *, host_rows=None, host_profile=None) -> dict:
+def _host_label() -> str:
+    return f"{P0C.HOST} (measured)"
+
+
+def _overall_host(host: dict, k: float) -> dict | None:
+    """§3.2's overall split of the host's measured epochs at overall-17-6's P_D / 6, per host
+    seed, with the seed's own D(1)/F(1) and our k (reproduce/paper0/claims.py ``evidence``:
+    the same seeds in the same order and its label, so ratio_to_paper × 8.96 is the claim's)."""
+    Pd, Pf = _Pd(host_rows(host)), REPORTED["best_fwd_workers"]
+    d, f = P0C._hs(host, "fig4", Pd), P0C._hs(host, "fig5", Pf)
+    single = host.get("single", {})
+    seeds = P0C._seeds(d, f, single)
+    if not seeds:
+        return None
+    recs = []
+    for s in seeds:
+        r = single[s]["deriv_s"] / single[s]["fwd_s"]
+        wd = r / (r + k)
+        recs.append((wd, d[s], f[s], *overall_split(wd, d[s], f[s])))
+    return {"profile": _host_label(), "kind": "measured", "Pd": Pd, "Pf": Pf, "seeds": len(recs), **_intervals(
+        recs, ("deriv_share", "deriv_speedup", "fwd_speedup", "from_weights", "from_epoch_speedups",
+               "ratio_to_paper"), label=f"{NAME} overall-17-6 host")}
+
+
+def _radio_host(radio: list, host: dict, k: float) -> dict | None:
+    """§3.1's Amdahl split with our loop share and the host's measured loop speed-up at 5 of
+    the same seed (radio-5's host figure: its seeds, order and label)."""
+    H, P5 = NETS["radio"]["n_hidden"], 5
+    s5 = P0C._hs(host, "fig2", P5)
+    fs = {t.params["seed"]: r["block_s"][str(H)] / (r["prep_s"] + k * r["fwd_s"] + r["block_s"][str(H)])
+          for t, r in radio}
+    seeds = P0C._seeds(s5, fs)
+    if not seeds:
+        return None
+    implied = P0C.implied_loop_speedup(REPORTED["radio_hours_1"] / REPORTED["radio_hours_5"], REPORTED["loop_share"])
+    recs = [(fs[s], s5[s], P0C.amdahl(fs[s], s5[s]),
+             *swap_split(P0C.amdahl, (fs[s], s5[s]), (REPORTED["loop_share"], implied))) for s in seeds]
+    return {"profile": _host_label(), "kind": "measured", "P": P5, "seeds": len(recs), "implied": implied,
+            **_intervals(recs, ("loop_share", "loop_speedup", "overall") + AMDAHL, label=f"{NAME} radio-5 host")}
+
+
+def host_rows(host: dict) -> list[dict]:
+    """The host's per-seed figures as reproduce.manycore.measured's rows: (median, min, max)."""
+    return [{"P": P, "curve": c, "speedup": (float(np.median(list(d.values()))), min(d.values()), max(d.values()))}
+            for (c, P), d in sorted(host.get("curves", {}).items())]
+
+
+def compute(results, setup, profiles, *, host: dict | None = None, host_profile=None) -> dict:
     """Every decomposition of this run (module docstring). The host's twin (its calibrated
     profile over our compute) as reproduce/paper0/claims.py ``evidence`` takes it: where the
-    host measured paper0 (``host_rows``, default reproduce.manycore's), else the run's own
-    profile."""
+    host measured paper0 (``host``, as reproduce/paper0/claims.py ``host_runs`` gives it,
+    default its file), else the run's own profile; with the host's own figures split where
+    it has them."""
     from reproduce import manycore
 
-    rows = manycore.measured(NAME, P0C.HOST) if host_rows is None else host_rows
+    host = P0C.host_runs() if host is None else host
+    rows = host_rows(host)
     prof = next((p for p in profiles if p.name != P0.BOUND), profiles[0])
     bound = next((p for p in profiles if p.name == P0.BOUND), None)
     twin = (host_profile or manycore.host_profile(P0C.HOST)) if rows else prof
@@ -288,7 +345,10 @@ def compute(results, setup, profiles, *, host_rows=None, host_profile=None) -> d
                 w["peaks"] += pk
         if max(_Pd(rows), REPORTED["best_fwd_workers"]) <= Pmax:
             w["overall"] = _overall(seq, twin, rows, k)
+    w["overall_host"] = _overall_host(host, k) if rows else None
     radio = _records(results, "netpart", "emulated", net="radio")
+    if radio and rows and (rh := _radio_host(_tasks(results, "netpart", "emulated", net="radio"), host, k)):
+        w["radio"].append(rh)
     if radio and Pmax >= 5:  # §3.1's five processors
         for p in [twin] + ([bound] if bound is not None else []):
             loop, amd = _radio(radio, p, k, claim_label=p is twin)
@@ -363,17 +423,19 @@ def rows(w: dict) -> list[dict]:
            "ratio_to_paper": ("x", "emulated", "ours ÷ the paper's 22/8 = from_share × from_part_speedup")}
     for x in w["radio"]:
         cond = R.condition(workers=x["P"], net="radio", profile=x["profile"])
-        out += [_r(f"radio_{q}", cond, u, x[q], k, x["seeds"], f"{n}; the swap's two orders averaged in logs; {_GEO}")
-                for q, (u, k, n) in amd.items()]
-    if w["overall"]:
-        o = w["overall"]
+        out += [_r(f"radio_{q}", cond, u, x[q], x.get("kind", k), x["seeds"],
+                   f"{n}; the swap's two orders averaged in logs; {_GEO}") for q, (u, k, n) in amd.items()]
+    for o in (w["overall"], w.get("overall_host")):
+        if not o:
+            continue
         cond = R.condition(workers=f"{o['Pd']}/{o['Pf']}", profile=o["profile"])
         ov = {"deriv_share": ("fraction", "measured", "D(1) ÷ (D(1) + k·F(1)), the derivative epochs' weight"),
               "deriv_speedup": ("x", "emulated", f"S_D({o['Pd']})"), "fwd_speedup": ("x", "emulated", f"S_F({o['Pf']})"),
               "from_weights": ("x", "emulated", f"our weight instead of the paper's {PAPER_DERIV_SHARE:.3f}"),
               "from_epoch_speedups": ("x", "emulated", "our epoch speed-ups at the paper's weight ÷ its 8.96"),
               "ratio_to_paper": ("x", "emulated", "ours ÷ 8.96 = from_weights × from_epoch_speedups")}
-        out += [_r(f"overall_{q}", cond, u, o[q], k, o["seeds"], f"{n}; {_GEO}") for q, (u, k, n) in ov.items()]
+        out += [_r(f"overall_{q}", cond, u, o[q], o.get("kind", k), o["seeds"], f"{n}; {_GEO}")
+                for q, (u, k, n) in ov.items()]
     out.append(R.row(NAME, W.TABLE, "paper_deriv_share", R.condition(workers=1), "fraction",
                      ours=round(PAPER_DERIV_SHARE, 4), kind="modeled",
                      note="the derivative epochs' share of a CG iteration by the paper's own figures: 417 s / "
