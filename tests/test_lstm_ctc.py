@@ -11,7 +11,6 @@ import pytest
 from engine.decoding import best_path, character_error_rate, edit_distance
 from engine.losses import CTCTarget, ctc_loss_and_grad, get_loss, log_softmax
 from engine.nets.lstm import LSTM, pad_batch
-from engine.optim import Adadelta
 
 H = 1e-6
 TOL = 1e-7
@@ -176,25 +175,3 @@ def test_best_path_and_cer():
     assert edit_distance("kitten", "sitting") == 3
     assert character_error_rate(["kitten", "ab"], ["sitting", "ab"]) == pytest.approx(3 / 9)
 
-
-def test_adadelta_worked_step_and_descent():
-    """Zeiler (2012) Alg. 1 with ρ = 0.95, ε = 1e−6, g = 2 (sum 4 over 2 patterns):
-    E[g²] = 0.05·4 = 0.2; Δx = −√1e−6/√(0.2 + 1e−6)·2 = −0.00447212…;
-    E[Δx²] = 0.05·Δx² = 1.0e−6 (to 6 digits)."""
-    opt = Adadelta(1)
-    x = np.array([1.0])
-    opt.step(x, np.array([4.0]), 2)
-    dx = -math.sqrt(1e-6) / math.sqrt(0.2 + 1e-6) * 2
-    assert x[0] == pytest.approx(1.0 + dx, rel=1e-14)
-    assert dx == pytest.approx(-0.0044721248, rel=1e-7)
-    assert opt.Edx2[0] == pytest.approx(0.05 * dx * dx, rel=1e-14)
-    # it descends a quadratic
-    A = np.diag([1.0, 10.0])
-    w = np.array([3.0, -2.0])
-    opt = Adadelta(2)
-    f0 = w @ A @ w
-    for _ in range(500):
-        opt.step(w, 2 * A @ w, 1)
-    assert w @ A @ w < 0.1 * f0
-    with pytest.raises(ValueError, match="rho"):
-        Adadelta(2, rho=1.0)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.optim import SGD
+from engine.optim import SGD, Adadelta, ConjugateGradient
 
 
 def test_two_momentum_steps_by_hand():
@@ -147,3 +147,55 @@ def test_cg_relative_tolerance_stops_earlier_and_only_when_asked():
     h2 = ConjugateGradient(6).minimize(x2, phi, phi_grad, iterations=len(h["phi"]))
     assert h2["stopped"] == "iterations"  # without rel_tol the same count just runs out
     np.testing.assert_array_equal(x, x2)
+
+
+# ---- ADADELTA (paper2's per-process rule; Zeiler 2012, Alg. 1) ----
+def test_adadelta_worked_steps_and_descent():
+    """Zeiler (2012) Alg. 1 with ρ = 0.95, ε = 1e−6, g = 2 (sum 4 over 2 patterns):
+    E[g²] = 0.05·4 = 0.2; Δx = −√1e−6/√(0.2 + 1e−6)·2 = −0.00447212…;
+    E[Δx²] = 0.05·Δx². A second step, g = −1 (sum −3 over 3 patterns), lr 0.5, by hand:
+    E[g²] = 0.95·0.2 + 0.05·1, Δx = −√(E[Δx²] + ε)/√(E[g²] + ε)·(−1), x moves by 0.5·Δx."""
+    opt = Adadelta(1)
+    x = np.array([1.0])
+    opt.step(x, np.array([4.0]), 2)
+    dx = -math.sqrt(1e-6) / math.sqrt(0.2 + 1e-6) * 2
+    assert x[0] == pytest.approx(1.0 + dx, rel=1e-14)
+    assert dx == pytest.approx(-0.0044721248, rel=1e-7)
+    assert opt.Eg2[0] == pytest.approx(0.2, rel=1e-14)
+    assert opt.Edx2[0] == pytest.approx(0.05 * dx * dx, rel=1e-14)
+    opt.lr = 0.5
+    eg2, edx2 = 0.95 * 0.2 + 0.05 * 1.0, 0.05 * dx * dx
+    dx2 = -math.sqrt(edx2 + 1e-6) / math.sqrt(eg2 + 1e-6) * -1.0
+    opt.step(x, np.array([-3.0]), 3)
+    assert x[0] == pytest.approx(1.0 + dx + 0.5 * dx2, rel=1e-14)
+    assert opt.Eg2[0] == pytest.approx(eg2, rel=1e-14)
+    assert opt.Edx2[0] == pytest.approx(0.95 * edx2 + 0.05 * dx2 * dx2, rel=1e-14)
+    # it descends a quadratic
+    A = np.diag([1.0, 10.0])
+    w = np.array([3.0, -2.0])
+    opt = Adadelta(2)
+    f0 = w @ A @ w
+    for _ in range(500):
+        opt.step(w, 2 * A @ w, 1)
+    assert w @ A @ w < 0.1 * f0
+
+
+@pytest.mark.parametrize("kw,match", [({"lr": 0.0}, "learning rate"), ({"lr": math.nan}, "learning rate"),
+                                      ({"rho": 1.0}, "rho"), ({"rho": -0.1}, "rho"), ({"rho": math.nan}, "rho"),
+                                      ({"eps": 0.0}, "eps"), ({"eps": math.nan}, "eps")])
+def test_adadelta_rejects_bad_settings(kw, match):
+    with pytest.raises(ValueError, match=match):
+        Adadelta(2, **kw)
+
+
+def test_adadelta_boundary_settings_are_accepted():
+    # control of the rejections above: ρ = 0 (no memory) and a tiny lr or ε are valid
+    opt = Adadelta(2, lr=1e-12, rho=0.0, eps=1e-300)
+    assert (opt.lr, opt.rho, opt.eps) == (1e-12, 0.0, 1e-300)
+
+
+def test_cg_defaults_are_the_documented_ones():
+    # McCann & Kalman give no line-search settings: ours are the docstring's, and a change of them shows
+    cg = ConjugateGradient(4)
+    assert (cg.restart_every, cg.step0, cg.max_evals, cg.tol) == (4, 0.1, 20, 1e-2)
+    assert ConjugateGradient(4, restart_every=2).restart_every == 2

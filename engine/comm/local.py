@@ -153,6 +153,9 @@ class LocalComm(Communicator):
         self._mp_barrier = mp_barrier
         _check_algorithms(allreduce, allgather)
         self._algo, self._gather = allreduce, allgather
+        # the algorithm each collective ran last (tests observe the choice; every one gives
+        # the same bits, so no result tells them apart)
+        self.ran = {"allgather": None, "allreduce": None}
         self._cma = cma or "cma" in (allreduce, allgather)  # peers' memory may be read
         self._ctrl[self._me + _PID] = os.getpid()  # read by peers only after a barrier
         # A spin only pays while every worker has a core of its own.
@@ -236,7 +239,9 @@ class LocalComm(Communicator):
         if self._gather == "cma" or (self._gather == "auto" and self.size == 2
                                       and sendbuf.size >= _CMA_MIN):
             if self.size > 1:
+                self.ran["allgather"] = "cma"
                 return self._allgather_cma(sendbuf, recvbuf)
+        self.ran["allgather"] = "copy"
         mine, rows, _, _ = self._views(sendbuf.size)
         np.copyto(mine, sendbuf.reshape(-1))
         self._barrier("allgather")
@@ -302,6 +307,7 @@ class LocalComm(Communicator):
         n = sendbuf.size
         P = self.size
         if P == 2 and (self._algo == "cma" or (self._algo == "auto" and self._cma and n >= _CMA_MIN)):
+            self.ran["allreduce"] = "pair"
             return self._allreduce_pair(sendbuf, out)
         mine, rows, each, result = self._views(n)
         np.copyto(mine, sendbuf.reshape(-1))
@@ -310,11 +316,13 @@ class LocalComm(Communicator):
             out = np.empty(np.shape(sendbuf))
         o = out.reshape(-1)
         if P == 1:
+            self.ran["allreduce"] = "one"
             np.copyto(o, each[0])
             return out
         algo = self._algo
         if algo in ("auto", "cma"):  # cma is a P = 2 algorithm: rsag stands in beyond
             algo = "rsag" if algo == "cma" or (P > 2 and n >= _RSAG_MIN) or P >= _RSAG_ANY_P else "flat"
+        self.ran["allreduce"] = algo
         if algo == "flat":  # summed in rank order, so every rank gets identical bits
             np.add(each[0], each[1], out=o)
             for r in range(2, P):

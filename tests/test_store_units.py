@@ -1,0 +1,90 @@
+"""reproduce/store.py's small pieces, each against a worked example with a control (issue 35:
+the survivors of its mutation run): JSON of numpy values, key order and NaN in the cache's
+form, folders given as strings, nested files in a generation, provenance kept out of a cache
+entry."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reproduce import store as S
+
+
+def test_dumps_writes_numpy_values_as_plain_json():
+    d = {"i": np.int64(3), "f": np.float32(0.5), "a": np.arange(3), "p": Path("x/y")}
+    for strict in (True, False):
+        text = S.dumps(d, strict=strict)
+        assert json.loads(text) == {"i": 3, "f": 0.5, "a": [0, 1, 2], "p": "x/y"}
+        assert '"i": 3,' in text  # an integer stays an integer, not 3.0 nor null
+    # control: a type JSON has no form for is refused, naming it
+    with pytest.raises(TypeError, match="not JSON serialisable: object"):
+        S.dumps({"x": object()})
+
+
+def test_the_caches_form_keeps_key_order_and_nan():
+    text = S.dumps({"b": 1, "a": math.nan, "c": [math.inf]}, strict=False)
+    assert list(json.loads(text)) == ["b", "a", "c"] and "NaN" in text and "Infinity" in text
+    # control: the strict form (results files) turns them into null
+    assert json.loads(S.dumps({"b": 1, "a": math.nan}, strict=True)) == {"b": 1, "a": None}
+
+
+def test_check_writable_makes_the_missing_parents(tmp_path):
+    out = tmp_path / "a" / "b" / "c"
+    S.check_writable(out)
+    S.check_writable(out)  # again: an existing folder is fine
+    assert out.is_dir() and not list(out.iterdir())  # its probe file is gone
+    # control: a file where the folder should be is refused with a plain message
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(OSError, match="cannot write results to"):
+        S.check_writable(tmp_path / "f")
+
+
+def test_a_generation_with_nested_files_given_as_strings(tmp_path):
+    out = tmp_path / "res"
+
+    def write(stage):
+        (stage / "sub").mkdir()
+        (stage / "sub" / "x.txt").write_text("one")
+        (stage / "top.txt").write_text("two")
+        return "done"
+
+    assert S.write_generation(str(out), write, generation="g1") == "done"
+    assert (out / "sub" / "x.txt").read_text() == "one" and (out / "top.txt").read_text() == "two"
+    assert S.check_generation(str(out)) == "g1"
+    # control: a changed file is named as another generation's
+    (out / "sub" / "x.txt").write_text("changed")
+    with pytest.raises(S.GenerationError, match="x.txt"):
+        S.check_generation(str(out))
+
+
+def test_provenance_never_enters_a_cache_entry(tmp_path):
+    cache = S.RunCache(tmp_path / ".cache", recorded={"invocation": "inv"})
+    cfg = {"name": "t", "seed": 1}
+    cache.put(cfg, {"x": 1.0, "_cached_from": {"invocation": "old"}, "_seconds": 3.0}, seconds=2.0)
+    stored = json.loads(cache.path(cfg).read_text())
+    assert stored["result"] == {"x": 1.0} and stored["recorded"]["seconds"] == 2.0
+    got = cache.get(cfg)  # on the way out the provenance is this entry's own
+    assert got["x"] == 1.0 and got["_seconds"] == 2.0 and got["_cached_from"]["invocation"] == "inv"
+
+
+def test_remove_stale_tolerates_a_temporary_another_cleaner_removed(tmp_path, monkeypatch):
+    # two runs cleaning one folder: a temporary listed by this one is gone before its unlink
+    stale = tmp_path / ".report.md.abcd1234.tmp"
+    stale.write_text("x")
+    keep = tmp_path / "report.md"
+    keep.write_text("y")
+    is_file = Path.is_file
+
+    def racing(self):
+        found = is_file(self)
+        if self == stale and found:
+            self.unlink()  # the other cleaner got there first
+        return found
+
+    monkeypatch.setattr(Path, "is_file", racing)
+    assert S.remove_stale(tmp_path) == [stale]
+    assert not stale.exists() and keep.read_text() == "y"  # control: our file is left alone
