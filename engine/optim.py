@@ -160,13 +160,16 @@ class ConjugateGradient:
             d = -grad
             self.k = 0
             self.restarts += 1
-        slope = float(grad @ d)  # < 0
-        if self.alpha is None or self.alpha == 0.0:
-            a0 = self.step0 / max(np.sqrt(float(grad @ grad)), 1e-300)
+        slope = float(grad @ d)  # < 0, or 0 where the gradient is exactly 0
+        if slope == 0.0:  # a stationary point: no direction lowers Φ, so no search (it would
+            alpha, new, evals = 0.0, value, 0  # start from α·slope_old/0 = ±inf) and no step
         else:
-            a0 = self.alpha * self.slope_old / slope
-        alpha, new, evals = line_search_golden(phi, x, d, phi0=value, step0=a0,
-                                               max_evals=self.max_evals, tol=self.tol)
+            if self.alpha is None or self.alpha == 0.0:
+                a0 = self.step0 / max(np.sqrt(float(grad @ grad)), 1e-300)
+            else:
+                a0 = self.alpha * self.slope_old / slope
+            alpha, new, evals = line_search_golden(phi, x, d, phi0=value, step0=a0,
+                                                   max_evals=self.max_evals, tol=self.tol)
         if alpha > 0.0:
             x += alpha * d
         self.d, self.g_old, self.slope_old, self.alpha = d, grad.copy(), slope, alpha

@@ -273,9 +273,10 @@ def epoch_batches(lengths, batch_size: int, rng: np.random.Generator, *, method:
     """
     l = _lengths(lengths, allow_empty=True)
     n = l.size
+    for name, v in (("batch_size", batch_size), ("megabatch", megabatch)):
+        if int(v) != v or v < 1:  # an integral float is taken; 2.7 used to be cut down to 2
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
     k = int(batch_size)
-    if k < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if order not in ("short_first", "random"):
         raise ValueError(f"order must be 'short_first' or 'random', got {order!r}")
     if pad_to not in ("bucket", "batch"):
