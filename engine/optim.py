@@ -165,7 +165,7 @@ class ConjugateGradient:
             alpha, new, evals = 0.0, value, 0  # start from α·slope_old/0 = ±inf) and no step
         else:
             if self.alpha is None or self.alpha == 0.0:
-                a0 = self.step0 / max(np.sqrt(float(grad @ grad)), 1e-300)
+                a0 = self.step0 / np.sqrt(float(grad @ grad))  # > 0: a zero gradient stopped above
             else:
                 a0 = self.alpha * self.slope_old / slope
             alpha, new, evals = line_search_golden(phi, x, d, phi0=value, step0=a0,

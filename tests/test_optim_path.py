@@ -138,3 +138,18 @@ def test_a_zero_gradient_after_an_accepted_step_is_no_decrease():
     x[0] = 0.5
     new, evals, _ = cg.step(x, phi, 0.25, np.array([-1.0]))
     assert evals > 0 and cg.alpha > 0.0 and new < 0.25 and all(math.isfinite(s) for s in seen)
+
+
+def test_the_search_moves_only_on_a_strict_decrease():
+    # Φ(α) = max(1 − α, 0) along d = 1 from 0: every α ≥ 1 ties at 0, so the first trial point
+    # that reaches the floor is kept; a later point of equal value never replaces it
+    seen = []
+
+    def phi(w):
+        seen.append(float(w[0]))
+        return max(1.0 - float(w[0]), 0.0)
+
+    alpha, value, evals = line_search_golden(phi, np.zeros(1), np.ones(1), phi0=1.0, step0=0.7, max_evals=30)
+    first = next(a for a in seen if max(1.0 - a, 0.0) == 0.0)
+    assert value == 0.0 and alpha == first and evals == len(seen)
+    assert sum(1 for a in seen if a >= 1.0) > 1  # control: other points of equal value were tried

@@ -96,3 +96,22 @@ def test_a_comparison_with_other_columns_is_refused_saying_which(tmp_path, chang
     with pytest.raises(R.ResultsError, match=f"columns are not the comparison format \\({what}\\)"):
         R.check_paper(tmp_path / "pa")
     json.loads((tmp_path / "pa" / "summary.json").read_text())  # the rest left as it was
+
+
+def test_screen_lines_show_the_papers_value_beside_ours(tmp_path):
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11)}))  # the paper's value: 10
+    lines = R.screen_lines(tmp_path, PAPERS[:1])
+    header = next(x for x in lines if x.startswith("| paper | claim |"))
+    assert "| paper's value |" in header
+    assert any(x.startswith("| pa | **a1** §5 | 10 | 10 [9, 11] |") for x in lines)
+
+
+def test_a_bad_kind_is_refused_naming_its_row(tmp_path):
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11)}))
+    f = tmp_path / "pa" / "comparison.csv"
+    df = pd.read_csv(f)
+    df.loc[0, "kind"] = "guessed"  # every number is fine: only the kind is wrong
+    df.to_csv(f, index=False)
+    (tmp_path / "pa" / "MANIFEST.json").unlink(missing_ok=True)
+    with pytest.raises(R.ResultsError, match="row 1: kind = 'guessed' is not one of measured"):
+        R.check_paper(tmp_path / "pa")

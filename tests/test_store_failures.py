@@ -176,6 +176,7 @@ def test_a_failed_move_removes_new_files_the_old_generation_lacked(tmp_path, mon
     with pytest.raises(OSError, match=rf"could not put {out / 'report.md'} in place") as e:
         write_generation(out, write3, generation="g2")
     assert e.value.errno == errno.ENOSPC
+    assert "in place (No space left on device); the previous generation" in str(e.value)  # its words, once
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no new.csv, a.csv back
     assert check_generation(out) == "g1"
     monkeypatch.undo()  # control: the same generation goes in whole without the fault
