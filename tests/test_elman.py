@@ -143,3 +143,15 @@ def test_bad_sizes_and_method():
         phi_grad(net, data.batches(), method="rtrl")
     with pytest.raises(ValueError, match="starts"):
         Sequences(np.zeros((3, 1)), np.zeros((3, 1)), np.array([0, 2, 2, 3]))
+
+
+def test_loss_only_is_the_loss_of_loss_and_grad():
+    # a forward (line-search) epoch's batch Φ, without the gradient: the same number as with it
+    net, data = make()
+    g = np.zeros(net.n_params)
+    for b in data.batches(chunk=2):
+        assert net.loss_only(b) == net.loss_and_grad(b, g)
+    # control: another net's weights give another Φ
+    other, _ = make(seed=1)
+    b = data.batches(chunk=2)[0]
+    assert other.loss_only(b) != net.loss_only(b)

@@ -184,3 +184,25 @@ def test_a_copy_of_an_activation_with_another_df_is_not_fused():
     assert same_bits(out, want)
     kernels.df_mul(ACTIVATIONS["logistic"], y, d, out, np.empty_like(d), None)
     assert not same_bits(out, want)  # the control: the registry's logistic is fused, own df
+
+
+def test_the_kernels_label_names_the_kernels_that_run():
+    # IMPLEMENTATION (recorded in results) says which passes run: numba's where numba is
+    # importable and ENGINE_KERNELS is not "numpy", else the numpy reference
+    fused = kernels.njit is not None
+    assert kernels.IMPLEMENTATION == ("numba" if fused else "numpy")
+    for name in ("bias_act", "df_mul", "outer_df_mul"):
+        assert getattr(kernels, name) is getattr(kernels, ("_nb_" if fused else "_np_") + name), name
+    assert kernels.sgd is (kernels._sgd if fused else kernels._np_sgd)
+
+
+def test_engine_kernels_numpy_selects_the_reference(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from engine import kernels as K; "
+            "print(K.IMPLEMENTATION, K.bias_act is K._np_bias_act, K.sgd is K._np_sgd)")
+    env = {**os.environ, "ENGINE_KERNELS": "numpy"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["numpy", "True", "True"]

@@ -175,3 +175,16 @@ def test_best_path_and_cer():
     assert edit_distance("kitten", "sitting") == 3
     assert character_error_rate(["kitten", "ab"], ["sitting", "ab"]) == pytest.approx(3 / 9)
 
+
+
+def test_loss_and_grad_is_the_forward_and_backward_pass():
+    # the Net protocol's loss_and_grad: the summed CTC loss and the gradient of analytic(),
+    # bit for bit (the central differences above check analytic itself)
+    from engine.data import CTCBatch
+
+    net, x, mask, tgt = problem()
+    g = np.full(net.n_params, np.nan)  # whatever the buffer held is overwritten
+    loss = net.loss_and_grad(CTCBatch(x, mask, tgt), g)
+    want, _ = analytic(net, x, mask, tgt)
+    assert loss == total(net, x, mask, tgt) and np.array_equal(g, want)
+    assert np.abs(g).max() > 0  # control: a real gradient, not the zeros of a skipped pass

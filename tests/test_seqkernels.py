@@ -190,3 +190,23 @@ def test_lstm_ctc_training_is_bit_identical_fused_and_reference(monkeypatch):
     assert np.isinf(ref).sum() == 12 and same_bits(ref, fused)  # the short sequence's +inf
     monkeypatch.setattr(K, "ctc_beta", lambda beta, lpe, *a: K._np_ctc_beta(beta, lpe * (1 + 1e-15), *a))
     assert not same_bits(train_lstm_ctc(), fused)  # the control
+
+
+@pytest.mark.parametrize("impl", ["reference", "fused"])
+def test_beta_ignores_what_lies_past_a_sequences_end(impl):
+    # β past a sequence's last step is −inf whatever the log-probabilities hold there (a NaN
+    # from garbage padding included), so the padded steps never reach the loss
+    if impl == "fused" and K.njit is None:
+        pytest.skip("numba absent")
+    lpe, skip, Tb, alpha, init = recursion_inputs(np.random.default_rng(11), 9, 3, 7)
+    Tb[1] = 4
+    beta_of = K._np_ctc_beta if impl == "reference" else K._nb_ctc_beta
+    clean = np.full((9, 3, 7), -np.inf)
+    beta_of(clean, lpe, skip, Tb, init)
+    dirty_lpe = lpe.copy()
+    for b, n in enumerate(Tb):
+        dirty_lpe[n:, b] = np.nan
+    dirty = np.full((9, 3, 7), -np.inf)
+    beta_of(dirty, dirty_lpe, skip, Tb, init)
+    assert same_bits(dirty, clean)
+    assert np.isneginf(dirty[4:, 1]).all() and np.isfinite(dirty[:4, 1]).any()
