@@ -261,3 +261,54 @@ def test_warmup_task_times_every_bunch():
         r = _warmup(tr, (156, 16, 56), p, setup=QUICK, backend="local", comm=None)
         assert len(r["compute_s"]) == len(r["comm_s"]) == 5 and min(r["compute_s"]) > 0
         assert r["wall"] >= sum(r["compute_s"])
+
+
+def _lr_results(times=(4.0, 25.0), with_sweep=True):
+    """Five seeds of sequential training on 156:400:56: B = 12 ends at 20 %, B = 5000 at the
+    setup's η at 70 %, and the sweep's η × m at 70 / m**0.5 % (+ a seed's 0.5·s everywhere)."""
+    out = []
+    for s in range(1, 6):
+        j = 0.5 * s
+        for B, e in ((12, 20 + j), (5000, 70 + j)):
+            out.append((Task("train", "measured", 1, {"mode": "sequential", "hidden": 400, "bunch": B, "seed": s}),
+                        _run([e + 5, e], 10)))
+        for m in times if with_sweep else ():
+            out.append((Task("lr_sweep", "measured", 1, {"mode": "sequential", "hidden": 400, "bunch": 5000,
+                                                         "lr": 1.2e-4 * m, "lr_times": m, "seed": s}),
+                        _run([70 / m ** 0.5 + j + 5, 70 / m ** 0.5 + j], 10)))
+    return out
+
+
+def test_lr_sweep_by_hand_rows_section_and_sentence():
+    st = replace(SETUP, fig6_hidden=400, pp_bunch=5000, np_bunch=12)
+    xs = P1W.lr_split(_lr_results(), st)
+    assert [x["times"] for x in xs] == [4.0, 25.0] and all(x["seeds"] == 5 for x in xs)
+    for x in xs:
+        m = x["times"]
+        assert x["error"][0] == pytest.approx(sum(70 / m ** 0.5 + 0.5 * s for s in range(1, 6)) / 5)
+        want = math.exp(sum(math.log((70 / m ** 0.5 + 0.5 * s) / (70 + 0.5 * s)) for s in range(1, 6)) / 5)
+        assert x["over_base"][0] == pytest.approx(want, rel=1e-12)
+        assert x["over_base"][1] <= x["over_base"][0] <= x["over_base"][2]
+    w = {"lr": xs, "setup": st}
+    df = R.frame(P1WT.rows({**P1W.compute(_lr_results(), st), "lr": xs}))
+    assert set(df[df.quantity.str.startswith("lr_sweep")].condition.str.extract(r"lr_times=([\d.]+)")[0]) == {"4", "25"}
+    assert "η × 25 gives 15.5 [" in P1WT.lr_sentence(w)  # 70/5 + the mean of 0.5·s = 14 + 1.5
+    # negative control: without the sweep's tasks, nothing to say and no rows
+    assert P1W.lr_split(_lr_results(with_sweep=False), st) == [] and P1WT.lr_sentence({"lr": [], "setup": st}) == ""
+
+
+def test_lr_sweep_tasks_are_in_the_default_run_only():
+    from types import SimpleNamespace
+
+    from reproduce.paper1.setup import DEFAULT, QUICK
+    from reproduce.paper1.tasks import make_tasks
+
+    full = make_tasks(SimpleNamespace(setup=DEFAULT, workers=2, seed=1))
+    sweep = [t for t in full if t.name == "lr_sweep"]
+    assert len(sweep) == DEFAULT.runs * len(DEFAULT.lr_sweep) and {t.params["lr_times"] for t in sweep} == {4.0, 25.0}
+    assert all(t.params["lr"] == pytest.approx(DEFAULT.lr_for(DEFAULT.pp_bunch) * t.params["lr_times"]) for t in sweep)
+    assert DEFAULT.lr_for(DEFAULT.pp_bunch) * 25 == pytest.approx(DEFAULT.lr_for(DEFAULT.np_bunch))  # × 25: η = 0.003
+    same = [t for t in full if t.name == "train" and t.params["mode"] == "sequential"
+            and t.params["bunch"] == DEFAULT.pp_bunch]
+    assert sorted({t.params["hidden"] for t in same}) == [400, 1000] and len(same) == 2 * DEFAULT.runs
+    assert not [t for t in make_tasks(SimpleNamespace(setup=QUICK, workers=2, seed=1)) if t.name == "lr_sweep"]

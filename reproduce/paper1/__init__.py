@@ -14,4 +14,5 @@ from reproduce.paper1 import setup, tasks
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/decode", "reproduce/paper1/hmm",
                                      "reproduce/paper1/spert"),
                  cache_ignores=("runs", "fig6_bunches", "fig6_big", "nets", "perf_hidden", "pp_bunches",
-                                "one_seed_bunches", "warmup_bunches", "warmup_runs"))
+                                "one_seed_bunches", "warmup_bunches", "warmup_runs", "same_bunch_nets",
+                                "lr_sweep"))

@@ -670,7 +670,7 @@ def write(run, results, meta) -> dict:
                                pairs=pairs, df=df)
     P1WT.cite(ev, facts["why"])
     rows += P1WT.rows(facts["why"])
-    rows += W.cost_rows(NAME, results, lambda t: "warmup" if t.name == "warmup" else "main")  # the ablation's cost
+    rows += W.cost_rows(NAME, results, lambda t: _study(t, setup))  # what each ablation cost
     cdf = C.evaluate(NAME, CLAIMS, ev)
     C.write(out, cdf)
     figs = plots(out, df, tf, setup, quick=run.mode == "quick") + claims_plot(out, cdf, quick=run.mode == "quick")
@@ -691,3 +691,14 @@ def write(run, results, meta) -> dict:
 
 if __name__ == "__main__":  # not a command: say so (exit 2) rather than import and exit 0
     raise SystemExit(R.not_a_program(f"reproduce.{NAME}.report"))
+
+
+def _study(t, setup) -> str:
+    """The study a task belongs to (why.cost_rows): the paper's setup, or an ablation of issue 34."""
+    p = t.params
+    if t.name in ("warmup", "lr_sweep"):
+        return t.name
+    if (t.name == "train" and p.get("mode") == "sequential" and p.get("bunch") == setup.pp_bunch
+            and p.get("hidden") != setup.fig6_hidden):
+        return "pp_bunch_sequential"  # Fig. 6's run on fig6_hidden is the paper's own
+    return "main"

@@ -99,6 +99,17 @@ def make_tasks(run) -> list[Task]:
             T.append(Task("train", "emulated", 1, {"mode": "PP", "hidden": h, "slaves": setup.pp_slaves,
                                                    "bunch": setup.pp_bunch,
                                                    "lr": setup.lr_for(setup.pp_bunch), "seed": s}))
+    # The PP-bunch ablation (setup.py): sequential at PP's bunch on every Table 2 net (Fig. 6's
+    # run on fig6_hidden is the same task, dropped below), and on fig6_hidden with η swept
+    for i in range(setup.runs):
+        s = seed + i
+        lr = setup.lr_for(setup.pp_bunch)
+        for h in setup.nets if setup.same_bunch_nets else ():
+            T.append(Task("train", "measured", 1, {"mode": "sequential", "hidden": h, "bunch": setup.pp_bunch,
+                                                   "lr": lr, "seed": s}))
+        T += [Task("lr_sweep", "measured", 1, {"mode": "sequential", "hidden": setup.fig6_hidden,
+                                               "bunch": setup.pp_bunch, "lr": lr * m, "lr_times": m, "seed": s})
+              for m in setup.lr_sweep]
     return _dedupe(T)
 
 
@@ -358,4 +369,4 @@ def result_model(task: Task):
     if task.name == "train":
         return TrainEmulatedResult if task.kind == "emulated" else TrainMeasuredResult
     return {"calibrate": CalibrateResult, "emul": EmulResult, "perf": PerfResult,
-            "fwd": FwdResult, "warmup": WarmupResult}.get(task.name)
+            "fwd": FwdResult, "warmup": WarmupResult, "lr_sweep": TrainMeasuredResult}.get(task.name)

@@ -387,12 +387,41 @@ def pp_split(results, setup) -> list[dict]:
     return out
 
 
+def lr_split(results, setup) -> list[dict]:
+    """The η sweep at PP's bunch (setup.py ``lr_sweep``): per multiple of η, sequential training
+    on fig6_hidden at pp_bunch, CV frame error (best epoch) per seed, its ratio to the same
+    seed's run at the setup's η (Fig. 6's) and to its sequential B = np_bunch run; means and
+    geometric means with 95 % bootstrap intervals over seeds."""
+    h, B = setup.fig6_hidden, setup.pp_bunch
+    runs = _runs(results)
+    base, ref = runs.get(("sequential", h, B), {}), runs.get(("sequential", h, setup.np_bunch), {})
+    sweep: dict = {}
+    for t, r in results:
+        if t.name == "lr_sweep" and r is not None:
+            sweep.setdefault(t.params["lr_times"], {})[t.params["seed"]] = r
+    out = []
+    for m in sorted(sweep):
+        seeds = sorted(set(sweep[m]) & set(base) & set(ref))
+        if not seeds:
+            continue
+        e = {s: best_so_far(sweep[m][s])[-1] for s in seeds}
+        lab = P1C._label(f"why lr x{m:g}")
+        out.append({"times": m, "lr": setup.lr_for(B) * m, "hidden": h, "bunch": B, "seeds": len(seeds),
+                    "error": C.mean(list(e.values()), label=lab),
+                    "over_base": C.over_seeds([e[s] / best_so_far(base[s])[-1] for s in seeds], C.gmean,
+                                              label=lab + " base"),
+                    "over_np": C.over_seeds([e[s] / best_so_far(ref[s])[-1] for s in seeds], C.gmean,
+                                            label=lab + " np")})
+    return out
+
+
 def compute(results, setup, *, ctx: dict | None = None, pairs=(), df=None) -> dict:
     """Every decomposition of this run (see the module docstring). ``ctx``: {prof, cal,
     parts}: the emulated rows' profile, the calibration and the report's ``emulated_parts``
     (None: no emulated splits)."""
     w = {"emulated": [], "four": None, "rest": [], "updates": updates_table(results, setup),
-         "fig6": fig6_split(results, setup), "pp": pp_split(results, setup), "setup": setup}
+         "fig6": fig6_split(results, setup), "pp": pp_split(results, setup), "lr": lr_split(results, setup),
+         "setup": setup}
     if ctx is not None:
         seen = []
         for cs in claim_configs(setup).values():

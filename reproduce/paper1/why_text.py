@@ -117,6 +117,19 @@ def rows(w: dict) -> list[dict]:
         cond = R.condition(nodes=w["setup"].pp_slaves, bunch=w["setup"].pp_bunch, hidden=x["hidden"]) \
             + f";mode=PP;over_bunch={w['setup'].np_bunch}"
         out += _factor_rows(x, PP_SPLIT, cond, _PP_NOTES, x["seeds"], kind="emulated")
+    for x in w.get("lr", []):
+        cond = R.condition(bunch=x["bunch"], hidden=x["hidden"]) + f";mode=sequential;lr_times={x['times']:g};study=lr_sweep"
+        say = (f"sequential at B = {x['bunch']:,}, η × {x['times']:g} = {x['lr']:.3g} per pattern, best-epoch CV "
+               f"frame error; {x['seeds']} seeds")
+        for q, unit, v, note in (("lr_sweep_error", "%", x["error"], "mean over seeds, 95 % bootstrap"),
+                                 ("lr_sweep_over_base", "x", x["over_base"],
+                                  f"÷ the same seed's run at the setup's η ({x['lr'] / x['times']:.3g}); geometric "
+                                  "mean, 95 % bootstrap over seeds"),
+                                 ("lr_sweep_over_np_bunch", "x", x["over_np"],
+                                  f"÷ the same seed's sequential B = {w['setup'].np_bunch} run; geometric mean, 95 % "
+                                  "bootstrap over seeds")):
+            out.append(R.row(NAME, W.TABLE, q, cond, unit, ours=v[0], low=v[1], high=v[2], kind="measured",
+                             runs=x["seeds"], note=f"{say}; {note}"))
     return out
 
 
@@ -356,7 +369,30 @@ def section(w: dict) -> list[str]:
                               _f(x["bunch_over_sequential_bunch"]), x["seeds"]] for x in w["pp"]]) + [""]
         said = [fig6_sentence(x, w) for x in w["fig6"]] + ([pp_sentence(w)] if w["pp"] else [])
         L += [" ".join(x[0].upper() + x[1:] + "." for x in said if x), ""]
+    if w.get("lr"):
+        st = w["setup"]
+        L += [f"**The η sweep at PP's bunch** (an ablation: sequential training on 156:{st.fig6_hidden}:56 at B = "
+              f"{st.pp_bunch:,}, which PP's step equals, with η times the setup's; × 25 is η = "
+              f"{st.lr_for(st.np_bunch):g}, the rate before §3.5's reduction).", ""]
+        L += W.table(["η ×", "η per pattern", "CV frame error %", f"÷ at the setup's η", f"÷ sequential B = {st.np_bunch}",
+                      "seeds"],
+                     [[f"{x['times']:g}", f"{x['lr']:.3g}", _f(x["error"], ".1f"), _f(x["over_base"]),
+                       _f(x["over_np"]), x["seeds"]] for x in w["lr"]]) + ["", _cap(lr_sentence(w)) + ".", ""]
     return L
+
+
+def lr_sentence(w: dict) -> str:
+    """The η sweep in words (:func:`reproduce.paper1.why.lr_split`)."""
+    st, xs = w["setup"], w.get("lr", [])
+    if not xs:
+        return ""
+    return (f"the η sweep at B = {st.pp_bunch:,} on 156:{st.fig6_hidden}:56 (sequential, which PP's step equals): "
+            + ", ".join(f"η × {x['times']:g} gives {_f(x['error'], '.1f')} % CV frame error, {_f(x['over_base'])} of "
+                        f"the setup's η and {_f(x['over_np'])} of sequential B = {st.np_bunch}'s" for x in xs))
+
+
+def _cap(s: str) -> str:
+    return s[0].upper() + s[1:] if s else s
 
 
 def cite(ev: dict, w: dict) -> None:
@@ -375,8 +411,9 @@ def cite(ev: dict, w: dict) -> None:
         add("fig6-moderate", s)
     pp = pp_sentence(w)
     if pp:
+        lr = lr_sentence(w)
         add("table2-pp-wer", "in CV frame error (word error is decoded only for Table 2's configurations): " + pp
-            + pp_unexplained(w))
+            + (f"; {lr}" if lr else "") + pp_unexplained(w))
 
 
 def pp_unexplained(w: dict) -> str:
@@ -390,7 +427,8 @@ def pp_unexplained(w: dict) -> str:
     a, b = worse[0]
     return (f"; unexplained: why PP on 156:{a}:56 ends at {_f(by[a]['pp_error'], '.1f')} % CV frame error against "
             f"{_f(by[b]['pp_error'], '.1f')} % on 156:{b}:56 at the same bunch and η (no sequential B = "
-            f"{w['setup'].pp_bunch:,} run on 156:{a}:56, no learning-rate sweep at that bunch)")
+            f"{w['setup'].pp_bunch:,} run on 156:{a}:56" + ("" if w.get("lr") else ", no learning-rate sweep at that bunch")
+            + ")")
 
 
 def _claim(cid: str):
