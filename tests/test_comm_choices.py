@@ -127,3 +127,24 @@ def test_the_probe_agrees_with_a_read_of_its_own():
             os._exit(1)
     _, status = os.waitpid(pid, 0)
     assert cma._try() == (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0)
+
+
+def _bytes_of_each(comm, n):
+    """The bytes each collective books on this rank (one round each), in order."""
+    comm.start_clock()
+    x = np.ones(n)
+    for op in (lambda: comm.allgather(x), lambda: comm.allreduce(x), lambda: comm.broadcast(x, root=1),
+               comm.barrier):
+        op()
+        comm.clock.end_round()
+    return comm.clock.log.array[:, 2].tolist()
+
+
+def test_each_collective_books_what_this_rank_sends():
+    # the bytes column of a worker's log (compute s, communication s, bytes): a broadcast is
+    # booked on its root only, a barrier sends nothing
+    n = 10
+    got = run_local(_bytes_of_each, 2, n)
+    for rank, row in enumerate(got):
+        assert row[0] == row[1] == 8 * n and row[3] == 0, rank
+        assert row[2] == (8 * n if rank == 1 else 0), rank

@@ -322,12 +322,13 @@ class LocalComm(Communicator):
         algo = self._algo
         if algo in ("auto", "cma"):  # cma is a P = 2 algorithm: rsag stands in beyond
             algo = "rsag" if algo == "cma" or (P > 2 and n >= _RSAG_MIN) or P >= _RSAG_ANY_P else "flat"
-        self.ran["allreduce"] = algo
         if algo == "flat":  # summed in rank order, so every rank gets identical bits
+            self.ran["allreduce"] = "flat"
             np.add(each[0], each[1], out=o)
             for r in range(2, P):
                 o += each[r]
             return out
+        self.ran["allreduce"] = "rsag"
         # rsag: this rank sums its column block of every row (prefix sums over the rank
         # axis: the last row is x0 + x1 + ... in order) into the shared result row; only
         # this rank touches that block, so no one else reads or writes it meanwhile.
