@@ -174,6 +174,8 @@ def test_stall_timeout_is_validated(stall):
     assert stall_timeout() == 600.0  # the default, untouched by the refusals
     set_stall_timeout(3)
     assert stall_timeout() == 3.0
+    set_stall_timeout(0.25)  # any positive time, below a second too
+    assert stall_timeout() == 0.25
 
 
 # -- the main process dies ------------------------------------------------------------------

@@ -51,3 +51,28 @@ def test_control_without_the_handler_sigterm_kills_before_any_finally():
     script = SCRIPT.replace('base.install_termination_handler("bye", grace=30)', "pass")
     p = subprocess.run([sys.executable, "-c", script, "once"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == -15 and p.stdout == ""
+
+
+STUCK = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    from engine.comm import base
+    base.install_termination_handler("bye", grace=0.3)
+    a = np.random.default_rng(0).random((4000, 4000))  # one product: seconds of C, on any core
+    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+    t0 = time.perf_counter()
+    try:
+        for _ in range(int(sys.argv[1])):  # the main thread inside one C call after another
+            a = a @ a
+            a /= np.abs(a).max()
+    finally:
+        print(f"finally ran after {time.perf_counter() - t0:.1f} s", flush=True)
+""")
+
+
+def test_a_main_thread_stuck_in_c_is_ended_by_the_watcher_after_the_grace():
+    # the main thread is inside matrix products (no Python bytecode runs, so the Python-level
+    # handler waits): the watcher thread ends the process after the grace, without unwinding
+    p = subprocess.run([sys.executable, "-c", STUCK, "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == TERMINATED_EXIT and p.stderr.strip() == "bye"
+    assert "finally ran" not in p.stdout  # it did not wait for the products to end
