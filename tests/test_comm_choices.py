@@ -46,8 +46,10 @@ def test_copy_and_flat_below_the_thresholds_rsag_above(P):
 
 
 def test_many_workers_use_rsag_whatever_the_size():
-    P = local._RSAG_ANY_P
-    assert run_local(_ran, P, [8], allgather="copy", allreduce="auto")[0] == [(8, "copy", "rsag")]
+    # from 12 workers on (local._RSAG_ANY_P, the measured crossing), auto sums 8 elements by rsag
+    assert local._RSAG_ANY_P == 12
+    assert run_local(_ran, 12, [8], allgather="copy", allreduce="auto")[0] == [(8, "copy", "rsag")]
+    assert run_local(_ran, 11, [8], allgather="copy", allreduce="auto")[0] == [(8, "copy", "flat")]  # control
 
 
 @needs_cma
