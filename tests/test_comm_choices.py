@@ -26,6 +26,13 @@ def _ran(comm, sizes):
     return out
 
 
+def test_a_communicator_reads_no_peer_memory_unless_told_it_may():
+    ctrl, data = bytearray(2 * 8 * 8), bytearray(2 * 2 * 16 * 8)
+    assert LocalComm(0, 1, ctrl, data, 16)._cma is False  # run_local tells it where cma.available()
+    assert LocalComm(0, 1, ctrl, data, 16, cma=True)._cma is True
+    assert LocalComm(0, 1, ctrl, data, 16, allgather="cma")._cma is True  # asked for: allowed
+
+
 def test_one_worker_copies_whatever_was_asked():
     ctrl, data = bytearray(2 * 8 * 8), bytearray(2 * 2 * 16 * 8)
     c = LocalComm(0, 1, ctrl, data, 16, allgather="cma", allreduce="rsag")

@@ -4,6 +4,7 @@ through ``finally`` and then skips the rest of the interpreter's shutdown, a sec
 the process at once."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -22,8 +23,9 @@ SCRIPT = textwrap.dedent("""
         time.sleep(5)
         print("not interrupted", flush=True)
     finally:
-        print("finally ran", flush=True)
+        print("finally ran")  # not flushed: the exit at shutdown must flush it
         if sys.argv[1] == "twice":
+            sys.stdout.flush()  # the second SIGTERM ends at once: nothing would flush it
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)
             print("after the second", flush=True)
@@ -31,8 +33,9 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(mode: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe: block-buffered
     return subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, env=env)
 
 
 def test_first_sigterm_unwinds_then_skips_the_shutdown():
@@ -76,3 +79,18 @@ def test_a_main_thread_stuck_in_c_is_ended_by_the_watcher_after_the_grace():
     p = subprocess.run([sys.executable, "-c", STUCK, "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == TERMINATED_EXIT and p.stderr.strip() == "bye"
     assert "finally ran" not in p.stdout  # it did not wait for the products to end
+
+
+def test_a_second_install_keeps_one_handler_and_one_watcher():
+    code = textwrap.dedent("""
+        import threading
+        from engine.comm import base
+        assert base.install_termination_handler("one")
+        first = base._term.get("wakeup")
+        assert base.install_termination_handler("two")
+        print(sum(t.name == "sigterm-watch" for t in threading.enumerate()), base._term["message"],
+              base._term.get("wakeup") is first)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["1", "two", "True"]  # the message updated; the wake-up socket and watcher kept
