@@ -33,6 +33,14 @@ def test_a_communicator_reads_no_peer_memory_unless_told_it_may():
     assert LocalComm(0, 1, ctrl, data, 16, allgather="cma")._cma is True  # asked for: allowed
 
 
+def test_a_communicator_built_directly_checks_its_algorithms():
+    ctrl, data = bytearray(2 * 8 * 8), bytearray(2 * 2 * 16 * 8)
+    with pytest.raises(ValueError, match="allreduce must be one of"):
+        LocalComm(0, 1, ctrl, data, 16, allreduce="ring")
+    with pytest.raises(ValueError, match="allgather must be one of"):
+        LocalComm(0, 1, ctrl, data, 16, allgather="ring")
+
+
 def test_one_worker_copies_whatever_was_asked():
     ctrl, data = bytearray(2 * 8 * 8), bytearray(2 * 2 * 16 * 8)
     c = LocalComm(0, 1, ctrl, data, 16, allgather="cma", allreduce="rsag")
@@ -66,6 +74,8 @@ def test_auto_reads_the_peer_only_at_two_workers_and_large_messages():
     n = 1 << 15
     got = run_local(_ran, 2, [n - 1, n], max_elems=n, allgather="auto", allreduce="auto")
     assert got[0] == [(n - 1, "copy", "flat"), (n, "cma", "pair")]
+    # the allreduce reads the peer by itself: with the allgather told to copy, auto still pairs
+    assert run_local(_ran, 2, [n], max_elems=n, allgather="copy", allreduce="auto")[0] == [(n, "copy", "pair")]
     # three workers: auto keeps the copy however large; asked for, cma reads at any size
     assert run_local(_ran, 3, [n], max_elems=n, allgather="auto", allreduce="auto")[0] == [(n, "copy", "rsag")]
     assert run_local(_ran, 3, [8], allgather="cma", allreduce="cma")[0] == [(8, "cma", "rsag")]
