@@ -114,3 +114,48 @@ def test_a_cache_key_does_not_depend_on_the_order_of_keys(tmp_path):
     a = cache.key({"name": "t", "seed": 1, "setup": {"x": 1, "y": 2}})
     assert a == cache.key({"setup": {"y": 2, "x": 1}, "seed": 1, "name": "t"})
     assert a != cache.key({"name": "t", "seed": 2, "setup": {"x": 1, "y": 2}})  # control: content counts
+
+
+def test_a_figure_is_written_whole_and_the_same_bytes_twice(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [1, 0])
+    S.atomic_savefig(fig, tmp_path / "a.png")
+    S.atomic_savefig(fig, tmp_path / "b.png")
+    plt.close(fig)
+    a = (tmp_path / "a.png").read_bytes()
+    assert a.startswith(b"\x89PNG") and a == (tmp_path / "b.png").read_bytes()  # no date in the metadata
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+def test_alive_tells_a_live_process_from_a_gone_one():
+    import os
+    import subprocess
+    import sys
+
+    assert S._alive(os.getpid()) is True
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    assert S._alive(p.pid) is False  # reaped: no such process (control)
+
+
+def test_a_manifest_without_its_file_list_is_unreadable(tmp_path):
+    (tmp_path / S.MANIFEST).write_text('{"generation": "g"}')
+    with pytest.raises(S.GenerationError, match="no file list"):
+        S.read_manifest(tmp_path)
+    (tmp_path / S.MANIFEST).write_text('{"generation": "g", "files": {}}')  # control: an empty list is one
+    assert S.read_manifest(tmp_path)["files"] == {}
+
+
+def test_cache_hits_add_up_their_seconds_per_invocation(tmp_path):
+    cache = S.RunCache(tmp_path / ".cache", recorded={"invocation": "inv"})
+    for seed, sec in ((1, 2.0), (2, 3.0)):
+        cache.put({"name": "t", "seed": seed}, {"x": 1.0}, seconds=sec)
+    reader = S.RunCache(tmp_path / ".cache", recorded={"invocation": "later"})
+    for seed in (1, 2):
+        reader.get({"name": "t", "seed": seed})
+    assert reader.hits == 2 and reader.sources["inv"]["tasks"] == 2 and reader.sources["inv"]["seconds"] == 5.0
