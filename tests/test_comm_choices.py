@@ -161,6 +161,17 @@ def _bytes_of_each(comm, n):
     return comm.clock.log.array[:, 2].tolist()
 
 
+def test_emulated_workers_book_the_same_bytes():
+    # the emulated backend books each collective's bytes as the local one does (its times are
+    # the profile's): a broadcast on its root only
+    from engine.comm.emulated import run_emulated
+    from engine.perfmodel import MachineProfile
+
+    prof = MachineProfile("t", 1e-6, 1e9, source="test")
+    got = run_emulated(_bytes_of_each, 2, 10, profile=prof)
+    assert got == [[80.0, 80.0, 0.0, 0.0], [80.0, 80.0, 80.0, 0.0]]
+
+
 def test_each_collective_books_what_this_rank_sends():
     # the bytes column of a worker's log (compute s, communication s, bytes): a broadcast is
     # booked on its root only, a barrier sends nothing
