@@ -205,3 +205,18 @@ def test_bad_sizes(sizes):
 def test_bad_params_vector(params):
     with pytest.raises(ValueError, match=r"params must be float64 of shape \(9,\)"):
         MLP((2, 2, 1), "logistic", params=params)
+
+
+def test_loss_and_grad_is_the_forward_and_backward_pass():
+    # the Net protocol's loss_and_grad: Σ of the loss and the gradient that forward + backward give
+    rng = np.random.default_rng(4)
+    net = MLP([3, 5, 2], "tanh")
+    net.init_uniform(rng, scale=0.5)
+    X, T = rng.normal(size=(4, 3)), rng.choice([-0.9, 0.9], size=(4, 2))
+    lf = get_loss(net.loss)
+    y, cache = net.forward(X)
+    want_E = float(np.sum(lf.value(y, T)))
+    want_g = net.backward(lf.grad(y, T), cache).copy()
+    g = np.full(net.n_params, np.nan)  # whatever the buffer held is overwritten
+    assert net.loss_and_grad((X, T), g) == want_E and np.array_equal(g, want_g)
+    assert np.abs(g).max() > 0  # control: a real gradient

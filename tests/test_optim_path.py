@@ -153,3 +153,27 @@ def test_the_search_moves_only_on_a_strict_decrease():
     first = next(a for a in seen if max(1.0 - a, 0.0) == 0.0)
     assert value == 0.0 and alpha == first and evals == len(seen)
     assert sum(1 for a in seen if a >= 1.0) > 1  # control: other points of equal value were tried
+
+
+def test_line_search_defaults_are_the_documented_ones():
+    # 20 Φ evaluations at most and a bracket below 1 % of α: counted on a Φ that never falls
+    calls = []
+
+    def phi(w):
+        calls.append(1)
+        return 1.0 + float(w[0]) ** 2  # any step from 0 along d = 1 raises Φ
+
+    alpha, value, evals = line_search_golden(phi, np.zeros(1), np.ones(1), phi0=1.0, step0=1.0)
+    assert (alpha, value) == (0.0, 1.0) and evals == len(calls) == 20
+    assert line_search_golden(phi, np.zeros(1), np.ones(1), phi0=1.0, step0=1.0, max_evals=7)[2] == 7  # control
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_non_finite_gradient_leaves_the_weights_as_they_were():
+    # no step is taken unless the search found a decrease (α > 0): a gradient with NaN or inf
+    # finds none, and the weights keep their values (0·inf would turn them NaN)
+    for bad in (np.nan, np.inf):
+        x = np.array([0.5, -0.25])
+        cg = ConjugateGradient(2)
+        cg.step(x, lambda w: float(w @ w), 0.3125, np.array([bad, 1.0]))
+        assert np.array_equal(x, [0.5, -0.25]) and not cg.alpha > 0.0, bad

@@ -172,3 +172,11 @@ def test_megabatches_are_sorted_before_they_are_cut():
         assert b.pad_len == max(lengths[i] for i in b.idx)
     # control: one batch per megabatch leaves nothing to sort: the same cells as random
     assert cells(epoch_batches(lengths, 2, rng(), method="megabatch", megabatch=1)) == cells(rand)
+
+
+def test_owner_names_the_valid_range_when_a_node_is_outside():
+    d = LinearDistribution(N=10, P=3)
+    assert d.owner(9)[0] == 2  # the last node is the last processor's
+    for n in (10, -1):
+        with pytest.raises(IndexError, match=rf"node {n} outside 0\.\.9$"):
+            d.owner(n)

@@ -210,3 +210,11 @@ def test_beta_ignores_what_lies_past_a_sequences_end(impl):
     beta_of(dirty, dirty_lpe, skip, Tb, init)
     assert same_bits(dirty, clean)
     assert np.isneginf(dirty[4:, 1]).all() and np.isfinite(dirty[:4, 1]).any()
+
+
+def test_the_dispatched_steps_are_the_labelled_implementation():
+    # engine.kernels.IMPLEMENTATION (recorded in results) names these too: numba's fused steps
+    # where it is "numba", the numpy reference otherwise
+    pre = "_nb_" if K.IMPLEMENTATION == "numba" else "_np_"
+    for name in ("lstm_forward_step", "lstm_backward_step", "ctc_alpha", "ctc_beta"):
+        assert getattr(K, name) is getattr(K, pre + name), name
