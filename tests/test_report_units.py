@@ -115,3 +115,47 @@ def test_a_bad_kind_is_refused_naming_its_row(tmp_path):
     (tmp_path / "pa" / "MANIFEST.json").unlink(missing_ok=True)
     with pytest.raises(R.ResultsError, match="row 1: kind = 'guessed' is not one of measured"):
         R.check_paper(tmp_path / "pa")
+
+
+def test_origin_line_falls_back_to_the_load_during_tasks():
+    o = {"date_utc": "D0", "code": {"commit": "abcdef1"}, "wall_s": 10.0, "loadavg_1min_during_tasks": {"min": 0.5}}
+    line = R.origin_line({"origin": o, "tasks": 1, "tasks_from_cache": 1, "date_utc": "D1", "code": {}})[0]
+    assert "load average {'min': 0.5} at its start" in line
+    # control: the load at the start comes first where it was recorded; neither: a dash
+    assert "load average [1.0] at its start" in R.origin_line(
+        {"origin": {**o, "loadavg_start": [1.0]}, "tasks": 1, "tasks_from_cache": 1, "code": {}})[0]
+    assert "load average – at its start" in R.origin_line(
+        {"origin": {"date_utc": "D0", "wall_s": 1.0}, "tasks": 1, "tasks_from_cache": 1, "code": {}})[0]
+
+
+def test_fidelity_counts_every_verdict_absent_ones_as_zero():
+    df = pd.DataFrame({"verdict": ["close", "close", "differs"]})
+    got = R.fidelity(df)
+    assert got["close"] == 2 and got["differs"] == 1 and set(got) == set(R.VERDICTS)
+    assert all(v == 0 for k, v in got.items() if k not in ("close", "differs"))
+
+
+def test_a_value_that_is_not_a_number_is_refused_naming_its_row(tmp_path):
+    fake_paper(tmp_path / "pa", claims_table("pa", {"a1": (9, 11)}))
+    f = tmp_path / "pa" / "comparison.csv"
+    df = pd.read_csv(f)
+    df["ours"] = df["ours"].astype(object)
+    df.loc[0, "ours"] = "about 1"
+    df.to_csv(f, index=False)
+    (tmp_path / "pa" / "MANIFEST.json").unlink(missing_ok=True)
+    with pytest.raises(R.ResultsError, match="row 1: ours = 'about 1' is not a number"):
+        R.check_paper(tmp_path / "pa")
+
+
+def test_emulator_error_skips_pairs_without_a_measured_time():
+    pairs = [{"P": 2, "measured_s": 1.0, "emulated_s": 1.2},
+             {"P": 4, "measured_s": 0.0, "emulated_s": 9.0},  # no measured time: left out
+             {"P": 8, "measured_s": 1.0, "emulated_s": float("nan")}]  # no emulated time: left out
+    assert R.emulator_error(pairs) == pytest.approx(1.2)
+    assert R.emulator_error(pairs[1:]) is None  # control: nothing finite, nothing to say
+
+
+def test_oversubscribed_counts_this_machines_cores_unless_told():
+    n = os.cpu_count()
+    assert R.oversubscribed(n + 1) and not R.oversubscribed(n)
+    assert not R.oversubscribed(n + 1, cores=n + 1) and R.oversubscribed(3, cores=2)
