@@ -188,3 +188,14 @@ def test_loss_and_grad_is_the_forward_and_backward_pass():
     want, _ = analytic(net, x, mask, tgt)
     assert loss == total(net, x, mask, tgt) and np.array_equal(g, want)
     assert np.abs(g).max() > 0  # control: a real gradient, not the zeros of a skipped pass
+
+
+def test_lstm_refuses_bad_sizes_and_a_batch_that_does_not_fit_its_loss():
+    with pytest.raises(ValueError, match="sizes must be >= 1"):
+        LSTM(3, 0, 5)
+    from engine.data import CTCBatch
+
+    net, x, mask, tgt = problem()
+    with pytest.raises(ValueError, match="does not fit a CTCBatch"):
+        net.loss_and_grad(CTCBatch(x, mask, tgt), np.zeros(net.n_params), loss="mse")
+    assert LSTM(1, 1, 1).n_params > 0  # control: the smallest sizes are valid
