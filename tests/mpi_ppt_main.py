@@ -1,12 +1,15 @@
 """MPI side of the test suite: run under ``mpiexec -n P python tests/mpi_ppt_main.py ...``.
 
-Two modes, both writing an .npz on rank 0:
+Three modes, each writing an .npz on rank 0:
 
 - ``ppt``: train_pattern_parallel(backend="mpi", comm=MPIComm()) on n-bit parity
   with tracing on; saves the final params, rounds, loss curve and every
   worker's sampled indices (traces, shape (P, rounds, local_epoch)).
 - ``comm``: the collective checks of tests/test_comm.py over an MPIComm
   (``--inplace`` adds allreduce with out = sendbuf).
+- ``edges``: ``split``, computing past the stall timeout after it, ``allgather``
+  into a caller's buffer and ``allreduce`` into an output that partly overlaps
+  its input; raises on the first check that fails (rank 0 writes ``ok``).
 
 A failure on any rank prints its traceback (also to ``<out>.rank<r>.err``) and
 aborts the whole job, so the launching test sees a non-zero exit, never a hang.
@@ -138,6 +141,38 @@ def _comm(ns, comm):
         np.savez(ns.out, checked=res["checked"], last_sum=res["last_sum"], size=comm.size)
 
 
+def _edges(ns, comm):
+    import time
+
+    import numpy as np
+
+    from engine.comm.base import set_stall_timeout
+
+    n, P = 5, comm.size
+    sub = comm.split(1)  # rank 0 alone gets a communicator; the others None
+    if comm.rank == 0:
+        if sub is None or (sub.rank, sub.size) != (0, 1):
+            raise AssertionError(f"split(1) on rank 0 gave {sub!r}")
+        np.testing.assert_array_equal(sub.allreduce(np.arange(3.0)), np.arange(3.0))
+    elif sub is not None:
+        raise AssertionError(f"split(1) on rank {comm.rank} gave a communicator")
+    # split has returned: no collective is armed, so computing past the stall timeout
+    # must not trip the watchdog
+    set_stall_timeout(ns.stall)
+    time.sleep(ns.compute)
+    x = np.arange(n, dtype=np.float64) + 10 * comm.rank
+    recv = np.full((P, n), np.nan)
+    if comm.allgather(x, recv) is not recv:
+        raise AssertionError("allgather did not return the caller's buffer")
+    np.testing.assert_array_equal(recv, [np.arange(n) + 10 * r for r in range(P)])
+    buf = np.arange(n + 1, dtype=np.float64) * (comm.rank + 1)
+    comm.allreduce(buf[:-1], out=buf[1:])  # the output starts one element into the input
+    np.testing.assert_array_equal(buf[1:], sum(np.arange(n) * (r + 1) for r in range(P)))
+    set_stall_timeout(None)
+    if comm.rank == 0:
+        np.savez(ns.out, ok=True, size=P)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -159,6 +194,10 @@ def main(argv=None) -> int:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--out", required=True)
     c.add_argument("--inplace", action="store_true", help="also check allreduce(buf, out=buf)")
+    e = sub.add_parser("edges")
+    e.add_argument("--stall", type=float, default=1.5, help="stall timeout after split (s)")
+    e.add_argument("--compute", type=float, default=4.0, help="seconds computed after split")
+    e.add_argument("--out", required=True)
     ns = ap.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -166,7 +205,7 @@ def main(argv=None) -> int:
 
     comm = MPIComm()
     try:
-        (_ppt if ns.mode == "ppt" else _comm)(ns, comm)
+        {"ppt": _ppt, "comm": _comm, "edges": _edges}[ns.mode](ns, comm)
         comm.barrier()
     except BaseException:  # noqa: BLE001 - make every rank stop, never hang
         fail_rank(comm, ns.out)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from engine.comm import Communicator, InProcessComm, LocalComm, WorkerError, cma, local, run_local
+from engine.comm.base import set_stall_timeout, stall_timeout
 
 WATCHDOG_S = 60
 
@@ -486,3 +487,49 @@ def test_mpi_allreduce_in_place(tmp_path):
     assert "Buffers must not be aliased" not in text, text[-2000:]
     assert res.returncode == 0, text
     assert int(np.load(out)["checked"]) == 12
+
+
+# kills: split's COMM_NULL test turned round (rank 0 would get None, rank 1 a null
+# communicator), split leaving its collective armed (the watchdog would abort the rank that
+# computes past the stall timeout afterwards), allgather ignoring the caller's buffer, and
+# allreduce treating an output that starts inside its input as the same buffer (MPI's
+# IN_PLACE would sum the output's old contents)
+def test_mpi_split_and_caller_buffers(tmp_path):
+    from mpi_ppt_main import launch_or_skip
+
+    out = tmp_path / "edges.npz"
+    launch_or_skip(2, ["edges", "--out", str(out), "--stall", "1.5", "--compute", "4"])
+    z = np.load(out)
+    assert bool(z["ok"]) and int(z["size"]) == 2
+
+
+class _FakeWorld:
+    def __init__(self):
+        self.codes = []
+
+    def Abort(self, code):  # noqa: N802 - mpi4py's name
+        self.codes.append(code)
+
+
+# kills: the watchdog starting without an op (its thread would die on its first look, and no
+# stall would ever abort); and its negative control: an armed collective past the timeout aborts
+def test_mpi_watchdog_idles_until_armed_then_aborts_a_stall():
+    from engine.comm import mpi
+
+    old = stall_timeout()
+    w, world = mpi._Watchdog(), _FakeWorld()
+    try:
+        set_stall_timeout(0.2)
+        w.start("rank 0 of 1", world)
+        time.sleep(0.5)  # several looks with nothing armed
+        assert w.thread.is_alive() and not w.fired and world.codes == []
+        w.since = time.monotonic()
+        w.op = "allreduce"
+        t0 = time.monotonic()
+        while not world.codes and time.monotonic() - t0 < 10:
+            time.sleep(0.02)
+        assert w.fired and world.codes[0] == 1
+        assert time.monotonic() - w.since >= 0.2
+    finally:
+        w.op = None  # the daemon thread lives on, idle
+        set_stall_timeout(old)

@@ -128,3 +128,26 @@ def test_the_sigterm_hook_kills_live_workers():
         if p.is_alive():
             p.kill()
             p.join()
+
+
+def _wait_past_sigterm(comm, flag):
+    if comm.rank == 0:
+        time.sleep(0.2)  # rank 1 is inside its barrier by then
+        raise ValueError("boom")
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only the abort word (or the kill) can end it
+    try:
+        comm.barrier()
+    except local.CommAborted:
+        with open(flag, "w") as f:
+            f.write("aborted")
+        raise
+
+
+# kills: the abort word not set when a run fails (the waiting peer would spin until the kill
+# fallback): the peer leaves its barrier by CommAborted and exits by itself
+def test_a_failure_sets_the_abort_word_and_waiting_peers_leave(reaped, tmp_path):
+    flag = tmp_path / "aborted"
+    with pytest.raises(WorkerError, match="boom"):
+        local.run_local(_wait_past_sigterm, 2, flag=str(flag), bind=False)
+    assert flag.read_text() == "aborted"
+    assert reaped["codes"][1] == 0 and _gone(reaped["pids"][1])
