@@ -94,3 +94,12 @@ def test_epoch_batches_bad_inputs():
         epoch_batches([3, 4], 2, rng, order="longest")
     with pytest.raises(ValueError, match="batch_size"):
         epoch_batches([3, 4], 0, rng)
+
+
+# kills: the quantile index one past the (q/Q)-quantile (the bounds would move up a length)
+def test_quantile_buckets_worked_example():
+    # bound q is the ceil(n q / Q)-th smallest length (1-based)
+    assert list(quantile_buckets([4, 1, 3, 2], 2)) == [2, 4]
+    assert list(quantile_buckets(range(1, 11), 5)) == [2, 4, 6, 8, 10]
+    assert list(quantile_buckets([1, 2, 3], 2)) == [2, 3]  # ceil(1.5) = 2: the 2nd smallest
+    assert list(quantile_buckets([5, 5, 5, 9], 2)) == [5, 9]

@@ -20,6 +20,10 @@ def test_the_point_rule_is_ten_percent():
     assert R.verdict(10.0, 10.99) == (pytest.approx(1.099), "close")
     assert R.verdict(10.0, 11.05)[1] == "differs"  # within 11 %, outside 10 %
     assert R.verdict(10.0, 8.95)[1] == "differs" and R.verdict(None, 1.0)[1] == "no-paper-value"
+    # the band includes its edge: ratios exact in binary (1.25, 0.75) at a tolerance of 0.25
+    assert R.verdict(4.0, 5.0, tolerance=0.25) == (1.25, "close")
+    assert R.verdict(4.0, 3.0, tolerance=0.25) == (0.75, "close")
+    assert R.verdict(4.0, 5.0, tolerance=0.125)[1] == "differs"
 
 
 def test_run_metadata_keeps_the_load_to_two_decimals(monkeypatch):
