@@ -9,7 +9,8 @@ Three modes, each writing an .npz on rank 0:
   (``--inplace`` adds allreduce with out = sendbuf).
 - ``edges``: ``split``, computing past the stall timeout after it, ``allgather``
   into a caller's buffer and ``allreduce`` into an output that partly overlaps
-  its input; raises on the first check that fails (rank 0 writes ``ok``).
+  its input, ``wait_for_peers`` for a late rank; raises on the first check that fails
+  (rank 0 writes ``ok``).
 
 A failure on any rank prints its traceback (also to ``<out>.rank<r>.err``) and
 aborts the whole job, so the launching test sees a non-zero exit, never a hang.
@@ -169,6 +170,14 @@ def _edges(ns, comm):
     comm.allreduce(buf[:-1], out=buf[1:])  # the output starts one element into the input
     np.testing.assert_array_equal(buf[1:], sum(np.arange(n) * (r + 1) for r in range(P)))
     set_stall_timeout(None)
+    # wait_for_peers: rank 0 waits for a late rank 1 in Python, polling, not spinning
+    t0, c0 = time.monotonic(), time.process_time()
+    if comm.rank == 1:
+        time.sleep(0.6)
+    comm.wait_for_peers()
+    waited, cpu = time.monotonic() - t0, time.process_time() - c0
+    if comm.rank == 0 and not (waited >= 0.5 and cpu < 0.5 * waited):
+        raise AssertionError(f"wait_for_peers: {waited:.2f} s waited, {cpu:.2f} s of CPU")
     if comm.rank == 0:
         np.savez(ns.out, ok=True, size=P)
 

@@ -188,6 +188,19 @@ def test_local_collectives_match_numpy(P, iters):
         np.testing.assert_allclose(r["last_sum"], want, rtol=1e-14)
 
 
+# kills: the barrier of machines without total store order (a multiprocessing Barrier, not the
+# spin on generation words) not waited on: ranks would read slots their peers have not written
+@pytest.mark.parametrize("P", [2, 3])
+def test_local_collectives_without_tso_use_the_process_barrier(P, monkeypatch):
+    monkeypatch.setattr(local, "_TSO", False)  # what run_local decides on arm64 or POWER
+    res = run_local(_collectives, P, 60, 4321)
+    shape = SHAPES[59 % len(SHAPES)]
+    want = rank_order_sum([data(4321, 59, r, shape) for r in range(P)])
+    assert all(r["checked"] == 60 for r in res)
+    for r in res:
+        np.testing.assert_allclose(r["last_sum"], want, rtol=1e-14)
+
+
 @pytest.mark.parametrize("allgather", ["copy", "auto"])
 @pytest.mark.parametrize("P,iters", [(2, 500), (3, 300)])
 def test_local_slots_survive_ranks_racing_ahead(P, iters, allgather):
@@ -269,6 +282,20 @@ def test_local_allreduce_slots_survive_ranks_racing_ahead(algo, P):
     if algo == "cma" and not cma.available():
         pytest.skip("process_vm_readv between workers refused here")
     assert run_local(_tight_allreduce, P, 300, 20_000, max_elems=20_000, allreduce=algo) == [0] * P
+
+
+# kills: asking for cma where the kernel refuses process_vm_readv falling through to a run
+# (it must refuse, naming the collective); auto still runs, on copies
+@pytest.mark.parametrize("op", ["allreduce", "allgather"])
+def test_cma_asked_for_where_the_kernel_refuses_it_is_an_error(op, monkeypatch):
+    monkeypatch.setattr(local, "cma_available", lambda: False)
+    with pytest.raises(ValueError, match=f"{op}='cma': process_vm_readv"):
+        run_local(_rank_squared, 2, **{op: "cma"})
+    assert run_local(_rank_squared, 2) == [0, 1]
+
+
+def _rank_squared(comm):
+    return comm.rank ** 2
 
 
 def _affinity(comm):
@@ -450,8 +477,10 @@ def test_inprocess_comm_semantics():
     assert c.barrier() is None
 
 
+# kills: the base class without its kind (a backend that sets none would have no kind to print)
 def test_base_communicator_is_abstract():
     c = Communicator()
+    assert c.kind == "abstract" and InProcessComm.kind != "abstract"
     for call in (lambda: c.allgather(np.zeros(1)), lambda: c.allreduce(np.zeros(1)),
                  lambda: c.broadcast(np.zeros(1)), c.barrier):
         with pytest.raises(NotImplementedError):
@@ -493,7 +522,7 @@ def test_mpi_allreduce_in_place(tmp_path):
 # communicator), split leaving its collective armed (the watchdog would abort the rank that
 # computes past the stall timeout afterwards), allgather ignoring the caller's buffer, and
 # allreduce treating an output that starts inside its input as the same buffer (MPI's
-# IN_PLACE would sum the output's old contents)
+# IN_PLACE would sum the output's old contents), wait_for_peers not waiting or spinning
 def test_mpi_split_and_caller_buffers(tmp_path):
     from mpi_ppt_main import launch_or_skip
 
@@ -533,3 +562,61 @@ def test_mpi_watchdog_idles_until_armed_then_aborts_a_stall():
     finally:
         w.op = None  # the daemon thread lives on, idle
         set_stall_timeout(old)
+
+
+# kills: the MPI SIGTERM hook doing nothing where a communicator registered its world (or
+# failing where none did): it must abort the job with the terminated exit code
+def test_mpi_sigterm_hook_aborts_the_registered_world(monkeypatch):
+    from engine.comm import mpi
+    from engine.comm.base import TERMINATED_EXIT
+
+    monkeypatch.setattr(mpi, "_let_launcher_read_stderr", lambda: None)
+    monkeypatch.setattr(mpi, "_abort_hook", [])
+    mpi._abort_on_sigterm()  # no communicator yet: nothing to abort, no error
+    world = _FakeWorld()
+    mpi._abort_hook.append(world)
+    mpi._abort_on_sigterm()
+    assert world.codes == [TERMINATED_EXIT]
+
+
+def _uneven_allgather(comm):
+    return comm.allgather(np.zeros(3 + comm.rank))
+
+
+# kills: the cma allgather reading a peer's buffer of another size (it would read past that
+# buffer, or leave rows unread): it must refuse, naming both sizes
+@needs_cma
+def test_cma_allgather_refuses_buffers_of_different_sizes():
+    with pytest.raises(WorkerError, match=r"allgather: rank \d sends \d+ bytes, rank \d \d+"):
+        run_local(_uneven_allgather, 2, allgather="cma")
+
+
+# kills: the /proc reader raising for a process that is gone, and the exit description of a
+# signal number Python has no name for
+def test_process_state_and_exit_descriptions():
+    assert local._proc_state(os.getpid()) in ("R", "S")
+    assert local._proc_state(2 ** 22 + 12345) is None  # beyond pid_max's default: no such process
+
+    class P:
+        def __init__(self, exitcode):
+            self.exitcode = exitcode
+
+    assert local._died(P(-9)) == "killed by SIGKILL" and local._died(P(3)) == "exit code 3"
+    assert local._died(P(-99)) == "killed by signal 99"
+
+
+# kills: one SIGTERM hook that raises stopping the others (a dying process stops what it can)
+def test_termination_hooks_all_run_even_when_one_raises(monkeypatch):
+    from engine.comm import base
+
+    ran = []
+
+    def bad():
+        raise RuntimeError("hook failed")
+
+    monkeypatch.setattr(base, "_term_hooks", [])
+    base.on_termination(bad)
+    base.on_termination(lambda: ran.append(1))
+    base.on_termination(bad)  # registered once only
+    base._run_term_hooks()
+    assert ran == [1] and len(base._term_hooks) == 2

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from engine.comm.base import WorkerError
+from engine.comm.base import WorkerError, set_stall_timeout, stall_timeout
 from engine.parallel import driver
 from engine.perfmodel import MachineProfile
 
@@ -172,6 +172,44 @@ def test_mismatched_collectives_fail_on_the_emulated_backend():
 
     with pytest.raises(WorkerError, match="do not match"):
         driver.run(other_op, workers=2, backend="emulated", profile=FREE)
+
+
+def _interrupted(comm):
+    if comm.rank == 1:
+        raise KeyboardInterrupt
+    comm.barrier()
+    return {}
+
+
+# kills: an emulated worker's Ctrl-C (or SystemExit) caught like a worker's error, or swallowed:
+# it must reach the caller as itself, not as a WorkerError
+def test_an_interrupt_in_an_emulated_worker_reaches_the_caller():
+    with pytest.raises(KeyboardInterrupt):
+        driver.run(_interrupted, workers=2, backend="emulated", profile=FREE)
+
+
+def _compute_then(comm, *, nap: float, then_barrier: bool):
+    if comm.rank == 1:
+        time.sleep(nap)
+    if then_barrier:
+        comm.barrier()
+    return {}
+
+
+# kills: the emulated stall check turned round (``w.dead`` for ``not w.dead``): a worker that
+# computes past the stall timeout before its next collective fails the run, one that computes
+# as long and then returns does not (nobody waits for it)
+def test_emulated_stall_check_is_for_workers_still_to_reach_a_collective():
+    old = stall_timeout()
+    try:
+        set_stall_timeout(0.2)
+        with pytest.raises(WorkerError, match="worker 1 computed .* before reaching barrier"):
+            driver.run(_compute_then, workers=2, backend="emulated", profile=FREE, nap=0.5,
+                       then_barrier=True)
+        assert driver.run(_compute_then, workers=2, backend="emulated", profile=FREE, nap=0.5,
+                          then_barrier=False)
+    finally:
+        set_stall_timeout(old)
 
 
 def test_bad_arguments():

@@ -151,3 +151,53 @@ def test_a_failure_sets_the_abort_word_and_waiting_peers_leave(reaped, tmp_path)
         local.run_local(_wait_past_sigterm, 2, flag=str(flag), bind=False)
     assert flag.read_text() == "aborted"
     assert reaped["codes"][1] == 0 and _gone(reaped["pids"][1])
+
+
+def _run_then_exit_zero(target, *args):
+    """A forked child's body: ``target(*args)``, then exit 0 had it returned."""
+    target(*args)
+    os._exit(0)
+
+
+# kills: a worker started after its parent died carrying on (the parent-death signal was asked
+# for too late to cover it): it must exit at once with the orphan's code
+def test_a_worker_whose_parent_is_already_gone_exits_at_once():
+    import multiprocessing as mp
+
+    not_my_parent = os.getpid() + 10 ** 6  # no parent has this pid
+    p = mp.get_context("fork").Process(target=_run_then_exit_zero,
+                                       args=(local._die_with_parent, not_my_parent), daemon=True)
+    p.start()
+    p.join(10)
+    assert p.exitcode == local._ORPHANED_EXIT
+    # and its control: with the right parent the check lets the worker run on
+    q = mp.get_context("fork").Process(target=_run_then_exit_zero,
+                                       args=(local._die_with_parent, os.getpid()), daemon=True)
+    q.start()
+    q.join(10)
+    assert q.exitcode == 0
+
+
+def _slow_result(comm):
+    time.sleep(0.3)  # the parent closes its end meanwhile
+    return 1
+
+
+# kills: a worker whose result cannot be sent (its parent is gone: EPIPE) returning normally
+# instead of exiting with the orphan's code
+def test_a_worker_that_cannot_send_its_result_exits_as_an_orphan():
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    ctrl = ctx.RawArray("b", 2 * local._LINE * 8)
+    data = ctx.RawArray("b", 2 * 2 * 16 * 8)
+    parent_end, child_end = ctx.Pipe(duplex=False)
+    algorithms = {"allreduce": "auto", "allgather": "copy", "cma": False}
+    p = ctx.Process(target=local._child, daemon=True,
+                    args=(0, 1, ctrl, data, 16, None, child_end, [parent_end], os.getpid(),
+                          algorithms, None, _slow_result, (), {}))
+    p.start()
+    parent_end.close()  # nobody reads: the worker's send fails with EPIPE
+    child_end.close()
+    p.join(10)
+    assert p.exitcode == local._ORPHANED_EXIT

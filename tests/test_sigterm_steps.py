@@ -94,3 +94,33 @@ def test_a_second_install_keeps_one_handler_and_one_watcher():
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "two", "True"]  # the message updated; the wake-up socket and watcher kept
+
+
+HELD = textwrap.dedent("""
+    import os, signal, sys, time
+    from engine.comm import base
+    base.install_termination_handler("bye", grace=30)
+    try:
+        with base.last_line():
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives while the last line is printed
+            time.sleep(0.2)
+            print("the last line", flush=True)
+        print("after the block", flush=True)
+    finally:
+        print("finally ran", flush=True)
+""")
+
+
+# kills: last_line not holding a SIGTERM back (the line would be cut off by the exit), or not
+# delivering it after the block (the process would go on), or saying "bye" after the line
+def test_a_sigterm_during_the_last_line_waits_for_it_then_ends_silently():
+    p = subprocess.run([sys.executable, "-c", HELD], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == TERMINATED_EXIT
+    assert p.stdout.splitlines() == ["the last line", "finally ran"]
+    assert "bye" not in p.stderr
+    # control: the same SIGTERM outside last_line ends the process before its line, with "bye"
+    q = subprocess.run([sys.executable, "-c", HELD.replace("with base.last_line():", "if True:")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert q.returncode == TERMINATED_EXIT and q.stdout.splitlines() == ["finally ran"]
+    assert q.stderr.strip() == "bye"
