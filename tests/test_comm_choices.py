@@ -135,6 +135,18 @@ def test_read_into_raises_with_the_calls_errno(monkeypatch, fail, err, errno_, w
     assert e.value.errno == errno_ and words in str(e.value)  # a call that read nothing is no errno's fault
 
 
+# kills: the prototype's return type left at ctypes' default int (a read of 2 GiB or more in one
+# call would come back truncated, and read_into would raise on a good read); the function not
+# kept (_fn would return None, and cma would look refused: its tests skip, auto copies)
+def test_process_vm_readv_is_declared_with_its_c_signature(monkeypatch):
+    monkeypatch.setattr(cma, "_readv", None)
+    f = cma._fn()
+    assert callable(f) and cma._fn() is f
+    assert f.restype is ctypes.c_ssize_t  # ssize_t process_vm_readv(pid_t, ..., unsigned long)
+    assert f.argtypes[0] is ctypes.c_int and f.argtypes[2] is ctypes.c_ulong
+    assert f.argtypes[-1] is ctypes.c_ulong and len(f.argtypes) == 6
+
+
 def test_the_probe_agrees_with_a_read_of_its_own():
     # cma.available() tries once, in a forked child; a direct read here must agree with it
     src = np.arange(64.0)
@@ -148,6 +160,24 @@ def test_the_probe_agrees_with_a_read_of_its_own():
             os._exit(1)
     _, status = os.waitpid(pid, 0)
     assert cma._try() == (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0)
+
+
+def _slow(ok: bool):
+    def read(pid, dst, addr, nbytes):
+        time.sleep(0.3)  # the parent is in waitpid by then
+        if not ok:
+            raise PermissionError(1, "refused")
+        dst[:] = np.arange(dst.size, dtype=np.float64)
+    return read
+
+
+# kills: the probe not waiting for its child (WNOHANG: a child still reading would count as a
+# success, and stay a zombie): a slow refused read is "not available", a slow good one is
+@needs_cma
+@pytest.mark.parametrize("ok", [False, True])
+def test_the_probe_waits_for_its_childs_answer(ok, monkeypatch):
+    monkeypatch.setattr(cma, "read_into", _slow(ok))
+    assert cma._try() is ok
 
 
 def _bytes_of_each(comm, n):
