@@ -20,7 +20,7 @@ def factor_intervals(records: Sequence[tuple], names: Sequence[str], *, label: s
     bootstrap over records (:func:`reproduce.claims.over_seeds`). All draw from the same
     ``label``, so every resample takes the same records for every factor."""
     recs = list(records)
-    return {q: claims.over_seeds(recs, lambda r, k=k: claims.gmean([x[k] for x in r]), label=label)
+    return {q: claims.over_seeds([x[k] for x in recs], claims.gmean, label=label)
             for k, q in enumerate(names)}
 
 

@@ -188,6 +188,23 @@ def test_over_groups_is_over_seeds_with_one_group_and_resamples_groups_independe
     assert all(math.isnan(v) for v in C.over_groups([[1.0, 2.0], [3.0]], lambda gs: 1.0, label="m")[1:])
 
 
+@pytest.mark.parametrize("stat", [C.gmean, C.mean_of])
+def test_a_stat_with_rows_gives_the_loops_interval_bit_for_bit(stat):
+    """over_seeds evaluates gmean and mean_of on all resamples at once (``stat.rows``); the
+    loop over resamples (the same function without ``rows``) gives the same three numbers."""
+    loop = lambda r: stat(r)  # noqa: E731 - no ``rows``: over_groups' loop
+    rng = np.random.default_rng(5)
+    cases = [list(np.exp(rng.normal(0, s, size=n)) * 3.7) for n, s in ((2, 0.1), (5, 1.0), (7, 2.5),
+                                                                       (10, 0.01), (33, 1.5))]
+    cases += [[1.0, 2.0, 0.0, 4.0, 5.0], [1.0, -2.0, 3.0], [2.0, float("nan"), 3.0, 4.0],
+              [1.0, float("inf"), 2.0], [3.0], []]
+    for i, x in enumerate(cases):
+        got, want = C.over_seeds(x, stat, label=f"v{i}"), C.over_seeds(x, loop, label=f"v{i}")
+        assert np.array_equal(got, want, equal_nan=True), (x, got, want)
+    # control: another label draws other resamples, another interval
+    assert C.over_seeds(cases[2], stat, label="v2") != C.over_seeds(cases[2], stat, label="w2")
+
+
 def test_paired_ratio_pairs_by_seed():
     # Seed s has a slow or fast machine moment that hits serial and parallel alike: paired, the
     # ratio is exactly 4 for every seed and the interval is a point.
