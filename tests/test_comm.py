@@ -620,3 +620,51 @@ def test_termination_hooks_all_run_even_when_one_raises(monkeypatch):
     base.on_termination(bad)  # registered once only
     base._run_term_hooks()
     assert ran == [1] and len(base._term_hooks) == 2
+
+
+class _FakeMPI:
+    """An mpi4py communicator stand-in that notes which collective the watchdog has armed
+    while each call runs (and can fail inside it)."""
+
+    def __init__(self, fail: bool = False):
+        self.seen, self.fail = [], fail
+
+    def _see(self, *args, **kwargs):
+        from engine.comm import mpi
+
+        self.seen.append(mpi._watchdog.op)
+        if self.fail:
+            raise RuntimeError("MPI error")
+        return "null"
+
+    Barrier = Allgather = Allreduce = Bcast = Split = gather = _see
+
+
+# kills: any collective of the MPI backend that does not arm the stall watchdog for its call, or
+# leaves it armed after (the watchdog would abort a rank computing past the timeout afterwards),
+# also when the call fails
+@pytest.mark.parametrize("fail", [False, True])
+def test_mpi_collectives_arm_the_watchdog_only_while_they_run(fail, monkeypatch):
+    from types import SimpleNamespace
+
+    from engine.comm import mpi
+    from engine.timing import WorkerClock
+
+    monkeypatch.setattr(mpi._watchdog, "op", None)
+    fake = _FakeMPI(fail)
+    me = SimpleNamespace(comm=fake, rank=0, size=1, clock=WorkerClock(),
+                         _MPI=SimpleNamespace(IN_PLACE="in place", SUM="sum", COMM_NULL="null", UNDEFINED=-1))
+    calls = {"barrier": lambda: mpi.MPIComm._barrier(me),
+             "allgather": lambda: mpi.MPIComm._allgather(me, np.zeros(2), None),
+             "allreduce": lambda: mpi.MPIComm._allreduce(me, np.zeros(2), None),
+             "broadcast": lambda: mpi.MPIComm._broadcast(me, np.zeros(2), 0),
+             "split": lambda: mpi.MPIComm.split(me, 1),
+             "gather": lambda: mpi.MPIComm.gather_objects(me, 1)}
+    for op, call in calls.items():
+        if fail:
+            with pytest.raises(RuntimeError, match="MPI error"):
+                call()
+        else:
+            call()
+        assert fake.seen[-1] == op and mpi._watchdog.op is None, op
+    assert fake.seen == list(calls)
