@@ -7,13 +7,14 @@ import pytest
 from datasets import nettalk
 from reproduce import cli
 from reproduce.report import COLUMNS, KINDS
+from test_cli import JOBS  # tests/ is on sys.path under pytest
 
 
 @pytest.mark.skipif(nettalk.data_dir() is None, reason="NETtalk data absent (set NETTALK_DATA)")
 def test_quick_run_writes_the_comparison(tmp_path):
     # one worker: no multi-process timings (the partitions have their own tests), so the
     # test stays short on a loaded machine
-    assert cli.main(["paper0", "--quick", "--no-progress", "--workers", "1", "--out", str(tmp_path)]) == 0
+    assert cli.main(["paper0", "--quick", "--no-progress", "--workers", "1", "--out", str(tmp_path), *JOBS]) == 0
     out = tmp_path / "paper0"
     df = pd.read_csv(out / "comparison.csv")
     assert list(df.columns) == COLUMNS

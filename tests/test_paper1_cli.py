@@ -13,6 +13,7 @@ import pytest
 
 from reproduce.paper1.setup import TABLE1_RELATIVE
 from reproduce.report import COLUMNS, KINDS
+from test_cli import JOBS  # tests/ is on sys.path under pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,7 +27,7 @@ def cli(*args, timeout=300):
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("p1quick")
-    p = cli("paper1", "--quick", "--out", str(out), "--json", "--no-progress")
+    p = cli("paper1", "--quick", "--out", str(out), "--json", "--no-progress", *JOBS)
     assert p.returncode == 0, p.stderr
     return out / "paper1", p
 
@@ -61,7 +62,7 @@ def test_table1_rows_carry_the_paper_values(quick):
 def test_rerun_is_served_from_the_cache(quick):
     d, _ = quick
     before = (d / "comparison.csv").read_text()
-    p = cli("paper1", "--quick", "--out", str(d.parent), "--no-progress", timeout=120)
+    p = cli("paper1", "--quick", "--out", str(d.parent), "--no-progress", *JOBS, timeout=120)
     assert p.returncode == 0, p.stderr
     # training and model rows do not depend on timing; the cache makes every row equal
     assert (d / "comparison.csv").read_text() == before

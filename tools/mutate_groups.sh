@@ -3,7 +3,7 @@
 #   bash tools/mutate_groups.sh SEED OUTDIR [GROUP ...]      (GROUP: nets schedule comm optim store report)
 # 40 mutants a group sampled by SEED; JOBS (default 2) mutants at a time; writes OUTDIR/GROUP.json
 # (the tool's --json record) and OUTDIR/GROUP.log. Run from the project root. On the 2-core VM a
-# group takes 3-6 min, comm 30-40 min (its tests take 90 s unmutated).
+# group takes 3-6 min, comm 20-40 min (its tests take 100-110 s unmutated).
 SEED=$1; OUT=$2; shift 2
 cd "$(dirname "$0")/.."
 declare -A MODS TESTS
