@@ -167,7 +167,8 @@ def over_seeds(records: Sequence, stat: Callable[[list], float], *, label: str,
 
     A ``stat`` with a ``rows`` attribute (:func:`gmean`, :func:`mean_of`) is evaluated on
     all resamples at once: ``stat.rows`` of the (n_resamples, len(records)) array of the
-    same draws, equal to ``stat`` of each row bit for bit (tested), about 50 times faster."""
+    same draws, equal to ``stat`` of each row bit for bit (tested), about 100 times faster
+    (5 records, 4,999 resamples: 1.6 ms against 0.19 s)."""
     rows = getattr(stat, "rows", None)
     if rows is None:
         return over_groups([list(records)], lambda gs: stat(gs[0]), label=label, confidence=confidence,
