@@ -171,12 +171,15 @@ def _launch(folder: Path, command: str, text: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def launched(tmp_path_factory):
-    """Every row's command, two at a time (each is mostly interpreter start-up and imports,
-    and each has its own folder), keyed by the row's command."""
+def launched(request, tmp_path_factory):
+    """The selected rows' commands, two at a time (each is mostly interpreter start-up and
+    imports, and each has its own folder), keyed by the row's command."""
+    chosen = {item.callspec.params["command"] for item in request.session.items
+              if item.originalname == "test_bad_input_is_refused_with_one_line"}
     base = tmp_path_factory.mktemp("rows")
     with ThreadPoolExecutor(max_workers=2) as ex:
-        futs = {c: ex.submit(_launch, base / f"r{i}", c, t) for i, (c, _, t) in enumerate(rows())}
+        futs = {c: ex.submit(_launch, base / f"r{i}", c, t)
+                for i, (c, _, t) in enumerate(rows()) if c in chosen}
         return {c: f.result() for c, f in futs.items()}
 
 
