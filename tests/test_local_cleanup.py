@@ -201,3 +201,13 @@ def test_a_worker_that_cannot_send_its_result_exits_as_an_orphan():
     child_end.close()
     p.join(10)
     assert p.exitcode == local._ORPHANED_EXIT
+
+
+def _live_seen(comm):
+    return len(local._LIVE)
+
+
+# kills: a worker keeping its copy of the parent's list of live workers (its SIGTERM hook would
+# then kill its siblings, or itself, by the parent's list)
+def test_a_worker_starts_with_no_list_of_live_workers():
+    assert local.run_local(_live_seen, 3, bind=False) == [0, 0, 0]
