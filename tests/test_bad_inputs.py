@@ -142,9 +142,12 @@ def _snapshot(folder: Path) -> dict:
     return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
 
 
-def _launch(folder: Path, command: str, text: str) -> dict:
+def _launch(folder: Path, command: str, text: str, server: _Server | None = None) -> dict:
     """Run one row's command in its own folder: what it printed, its exit code, and the
-    folder's files before and after (or why the row cannot run here)."""
+    folder's files before and after (or why the row cannot run here). A ``python -m
+    MODULE`` row, with its environment prefix if it has one, runs forked from ``server``
+    where one is given (tests/fork_rows.py); a launcher's row, or any row without a server,
+    in a fresh interpreter."""
     cwd = folder / "cwd"  # the command runs here: a default results/ would land in it
     cwd.mkdir(parents=True)
     names = set(re.findall(r"\{(\w+)\}", command + text))
@@ -166,21 +169,70 @@ def _launch(folder: Path, command: str, text: str) -> dict:
         argv[0] = mpiexec()
     argv = [sys.executable if a == "python" else a for a in argv]
     before = _snapshot(folder)
-    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    if argv[:2] == [sys.executable, "-m"] and server is not None:
+        p = server.run(argv[2], argv[3:], cwd, env, folder)
+    else:
+        p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     return {"p": p, "places": places, "before": before, "after": _snapshot(folder)}
 
 
+def _forked(command: str) -> bool:
+    """A row that is ``python -m MODULE ...`` (after its environment prefix, if any), which
+    the fork server can run: a launcher's rows (mpiexec) start fresh interpreters."""
+    return re.fullmatch(r"(\S+=\S* )*python -m .*", command) is not None
+
+
+class _Server:
+    """A running tests/fork_rows.py: ``run`` forks it into one ``python -m MODULE`` row."""
+
+    def __init__(self, log: Path):
+        env = {k: v for k, v in os.environ.items() if k != "ENGINE_FAULT"
+               and not k.startswith(("PMI_", "OMPI_", "MV2_", "NETTALK_"))}
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        self.log = log
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fork_rows.py")],
+                                     cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+        ready = self.proc.stdout.readline()
+        assert ready.startswith('{"ready"'), (ready, log.read_text())
+
+    def run(self, module: str, args: list, cwd: Path, env: dict, folder: Path) -> subprocess.CompletedProcess:
+        out, err = folder.parent / f"{folder.name}.out", folder.parent / f"{folder.name}.err"
+        req = {"module": module, "args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        assert reply, f"the fork server ended: {self.log.read_text()}"
+        return subprocess.CompletedProcess(["python", "-m", module, *args], json.loads(reply)["rc"],
+                                           out.read_text(), err.read_text())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+
+
 @pytest.fixture(scope="module")
-def launched(request, tmp_path_factory):
-    """The selected rows' commands, two at a time (each is mostly interpreter start-up and
-    imports, and each has its own folder), keyed by the row's command."""
+def launched(request, tmp_path_factory, server):
+    """The selected rows' commands, keyed by the row's command: the ``python -m MODULE``
+    rows one after another, forked from a warm server (tests/fork_rows.py), beside them the
+    launcher's rows in fresh interpreters (each row has its own folder)."""
     chosen = {item.callspec.params["command"] for item in request.session.items
               if item.originalname == "test_bad_input_is_refused_with_one_line"}
     base = tmp_path_factory.mktemp("rows")
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        futs = {c: ex.submit(_launch, base / f"r{i}", c, t)
-                for i, (c, _, t) in enumerate(rows()) if c in chosen}
-        return {c: f.result() for c, f in futs.items()}
+    todo = [(base / f"r{i}", c, t) for i, (c, _, t) in enumerate(rows()) if c in chosen]
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        futs = {c: ex.submit(_launch, f, c, t) for f, c, t in todo if not _forked(c)}
+        got = {c: _launch(f, c, t, server) for f, c, t in todo if _forked(c)}
+        return got | {c: f.result() for c, f in futs.items()}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One fork server (tests/fork_rows.py) for the module's rows."""
+    s = _Server(tmp_path_factory.mktemp("server") / "server.log")
+    yield s
+    s.close()
 
 
 @pytest.mark.parametrize("command,code,text", rows(), ids=[r[0] for r in rows()])
@@ -196,6 +248,32 @@ def test_bad_input_is_refused_with_one_line(launched, command, code, text):
     # a refusal comes before any task: it writes nothing (no cache entry, no result), nor
     # changes anything (checked by what is on disk, not by a wall-clock bound load can break)
     assert got["after"] == got["before"]
+
+
+@pytest.mark.parametrize("command", [
+    "python -m reproduce paper3 --workers 0",  # argparse's refusal, the papers loaded
+    "NETTALK_DATA={empty} python -m reproduce paper0 --quick --out {out}",  # an environment prefix
+    "python -m reproduce report --out {truncated}",  # exit 1, after pandas read the folder
+])
+def test_a_forked_row_is_what_a_fresh_interpreter_prints(tmp_path, server, command):
+    """The fork server (tests/fork_rows.py) stands in for a fresh interpreter in the rows
+    above: the same exit code, stdout and stderr (the row's folders named alike) on a
+    sample of rows. Control: the comparison sees the child given another environment
+    (NETTALK_DATA naming a folder that is refused for another reason)."""
+    text = next(t for c, _, t in rows() if c == command)
+    forked = _launch(tmp_path / "forked", command, text, server)
+    control = (_launch(tmp_path / "control", command.replace("{empty}", "{garbage}"), text, server)
+               if command.startswith("NETTALK_DATA") else None)
+    fresh = _launch(tmp_path / "fresh", command, text)
+
+    def seen(got, folder):
+        p = got["p"]
+        return p.returncode, p.stdout.replace(folder, "F"), p.stderr.replace(folder, "F")
+
+    assert seen(forked, str(tmp_path / "forked")) == seen(fresh, str(tmp_path / "fresh"))
+    assert forked["after"] == forked["before"]
+    if control is not None:
+        assert seen(control, str(tmp_path / "control")) != seen(fresh, str(tmp_path / "fresh"))
 
 
 def test_the_table_covers_the_refusals_it_promises():
