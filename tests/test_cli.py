@@ -196,10 +196,16 @@ def test_unwritable_out(tmp_path):
 
 
 @pytest.mark.parametrize("mode,needle", [("raise", "injected fault"), ("kill", "died")])
-def test_worker_fault_fails_fast_and_keeps_old_results(tmp_path, mode, needle):
+def test_worker_fault_fails_fast_and_keeps_old_results(tmp_path, mode, needle, quick):
     d = tmp_path / "paper3"
     d.mkdir()
     (d / "comparison.csv").write_text("previous results\n")
+    if mode == "kill":  # a rerun: the serial result of an earlier run (the --quick fixture's) cached
+        (d / ".cache").mkdir()
+        for f in (quick[0] / "paper3" / ".cache").glob("*.json"):
+            if json.loads(f.read_text())["config"]["name"] == "serial":
+                shutil.copy(f, d / ".cache" / f.name)
+        earlier = json.loads(next((d / ".cache").glob("*.json")).read_text())["recorded"]
     p = cli("paper3", "--quick", "--out", str(tmp_path), "--no-progress",
             env={"ENGINE_FAULT": f"{mode}:1:5"}, timeout=120)
     assert p.returncode == 1
@@ -207,13 +213,15 @@ def test_worker_fault_fails_fast_and_keeps_old_results(tmp_path, mode, needle):
     assert "worker 1" in p.stderr and needle in p.stderr
     assert (d / "comparison.csv").read_text() == "previous results\n"
     assert not list(d.glob("*.tmp")) and not list(d.glob(".*.tmp"))
-    # The serial run finished before the fault and is cached whole: a rerun resumes from it.
-    # Checked on the entry itself (RunCache.get re-derives its file name from its key and
-    # parses it, as a rerun's lookup does), not by a second whole --quick run (a minute);
-    # that a rerun is served from the cache is tests/test_paper1_cli.py's.
+    # raise: the serial run finished before the fault and is cached whole, so that a rerun
+    # resumes from it; kill: the rerun did, the serial entry is the earlier run's, not
+    # recomputed. Checked on the entry itself (RunCache.get re-derives its file name from
+    # its key and parses it, as a rerun's lookup does).
     cached = sorted((d / ".cache").glob("*.json"))
     assert len(cached) == 1
     entry = json.loads(cached[0].read_text())
+    if mode == "kill":
+        assert entry["recorded"] == earlier
     assert entry["config"]["name"] == "serial" and entry["config"]["kind"] == "measured"
     cache = RunCache(d / ".cache")
     hit = cache.get(entry["config"])
@@ -243,8 +251,22 @@ def test_mpi_size_disagrees_with_workers(tmp_path):
 
 
 @needs_mpi
-def test_mpi_end_to_end(tmp_path):
+def test_mpi_end_to_end(tmp_path, quick):
+    """paper3 --quick under mpiexec -n 2. Its emulated tasks run on rank 0 alone, the code
+    the local run ran: to time only what MPI changes, the local --quick run's emulated
+    results are put in this run's cache under the keys an MPI run looks up (its backend,
+    one job), and the run must compute exactly its measured tasks (serial and 2 ranks)."""
     pytest.importorskip("mpi4py")
+    local, dst = RunCache(quick[0] / "paper3" / ".cache"), RunCache(tmp_path / "paper3" / ".cache")
+    emulated = 0
+    for f in sorted((quick[0] / "paper3" / ".cache").glob("*.json")):
+        e = json.loads(f.read_text())
+        if e["config"]["kind"] == "emulated":
+            cfg = {**e["config"], "backend": "mpi",
+                   "conditions": {k: v for k, v in e["config"]["conditions"].items() if k != "jobs"}}
+            dst.put(cfg, local.get(e["config"]), seconds=e["recorded"].get("seconds"))
+            emulated += 1
+    assert emulated >= 4  # 2 local epochs at 2, 4 and 8 nodes
     p = cli("paper3", "--backend", "mpi", "--quick", "--out", str(tmp_path), "--no-progress",
             mpi=2, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -253,6 +275,8 @@ def test_mpi_end_to_end(tmp_path):
     assert not meas.empty
     meta = json.loads((tmp_path / "paper3" / "summary.json").read_text())["meta"]
     assert meta["backend"] == "mpi" and meta["workers"] == 2
+    assert meta["tasks_from_cache"] == emulated  # every emulated result found under its MPI key
+    assert set(meta["task_seconds"]) == {"measured"}  # and every measured task computed here
 
 
 @needs_mpi
