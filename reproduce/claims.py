@@ -165,19 +165,20 @@ def over_seeds(records: Sequence, stat: Callable[[list], float], *, label: str,
     converged run, say); if more than half are, the interval is (nan, nan). Fewer than 2
     records give (stat, nan, nan).
 
-    A ``stat`` with a ``rows`` attribute (:func:`gmean`, :func:`mean_of`) is evaluated on
-    all resamples at once: ``stat.rows`` of the (n_resamples, len(records)) array of the
-    same draws, equal to ``stat`` of each row bit for bit (tested), about 100 times faster
+    A ``stat`` with a ``rows`` attribute (:func:`gmean`, :func:`mean_of`, :func:`least_gmean`)
+    is evaluated on all resamples at once: ``stat.rows`` of the (n_resamples, len(records))
+    array of the same draws (a third axis where a record is a row of columns), equal to
+    ``stat`` of each resample bit for bit (tested), about 100 times faster
     (5 records, 4,999 resamples: 1.6 ms against 0.19 s)."""
     rows = getattr(stat, "rows", None)
     if rows is None:
         return over_groups([list(records)], lambda gs: stat(gs[0]), label=label, confidence=confidence,
                            n_resamples=n_resamples)
-    x = np.asarray(list(records), dtype=float)  # (n,)
-    est = float(stat(list(x))) if x.size else math.nan
-    if x.size < 2:
+    x = np.asarray(list(records), dtype=float)  # (n,), or (n, columns)
+    est = float(stat(list(x))) if len(x) else math.nan
+    if len(x) < 2:
         return est, math.nan, math.nan
-    idx = rng_for(label).integers(0, x.size, size=(n_resamples, x.size))  # over_groups' draws
+    idx = rng_for(label).integers(0, len(x), size=(n_resamples, len(x)))  # over_groups' draws
     return (est, *_percentiles(np.asarray(rows(x[idx]), dtype=float), confidence, n_resamples))
 
 
@@ -236,6 +237,24 @@ def _gmean_rows(X: np.ndarray) -> np.ndarray:
 
 
 gmean.rows = _gmean_rows
+
+
+def least_gmean(records: Sequence[Sequence[float]]) -> float:
+    """The smallest of the columns' geometric means, ``records`` one row of columns per seed
+    (Python's min: a nan column is passed over unless it comes first; ``least_gmean.rows``:
+    of each resample of a (resamples, seeds, columns) array, the same way)."""
+    return min(gmean([r[i] for r in records]) for i in range(len(records[0])))
+
+
+def _least_gmean_rows(X: np.ndarray) -> np.ndarray:
+    out = _gmean_rows(X[:, :, 0])
+    for i in range(1, X.shape[2]):
+        g = _gmean_rows(X[:, :, i])
+        out = np.where(g < out, g, out)  # min keeps the current unless the next is smaller
+    return out
+
+
+least_gmean.rows = _least_gmean_rows
 
 
 def paired_ratio(numerator: dict, denominator: dict, *, label: str) -> tuple[float, float, float, int]:

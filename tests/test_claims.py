@@ -205,6 +205,25 @@ def test_a_stat_with_rows_gives_the_loops_interval_bit_for_bit(stat):
     assert C.over_seeds(cases[2], stat, label="v2") != C.over_seeds(cases[2], stat, label="w2")
 
 
+def test_least_gmean_on_rows_of_columns_gives_the_loops_interval_bit_for_bit():
+    """least_gmean (the smallest of the columns' geometric means) on all resamples at once
+    equals the loop over resamples, nan columns and a single record included. Controls: a
+    column of nan that comes first makes the whole nan, as Python's min does, while one that
+    comes later is passed over; one record has no interval."""
+    loop = lambda r: C.least_gmean(r)  # noqa: E731 - no ``rows``: over_groups' loop
+    rng = np.random.default_rng(7)
+    cases = [[tuple(np.exp(rng.normal(0, 0.5, size=m)) * 2.0) for _ in range(n)] for n, m in ((2, 2), (5, 3), (9, 2))]
+    cases += [[(1.0, 2.0), (0.0, 3.0), (4.0, 5.0)], [(1.0, float("nan")), (2.0, 3.0), (3.0, 1.0)],
+              [(2.0, 1.0, 3.0)]]
+    for i, x in enumerate(cases):
+        got, want = C.over_seeds(x, C.least_gmean, label=f"c{i}"), C.over_seeds(x, loop, label=f"c{i}")
+        assert np.array_equal(got, want, equal_nan=True), (x, got, want)
+    assert math.isnan(C.least_gmean([(float("nan"), 1.0), (1.0, 1.0)]))
+    assert C.least_gmean([(1.0, float("nan")), (1.0, 1.0)]) == 1.0
+    assert C.over_seeds([(2.0, 1.0, 3.0)], C.least_gmean, label="one")[0] == 1.0
+    assert all(math.isnan(v) for v in C.over_seeds([(2.0, 1.0, 3.0)], C.least_gmean, label="one")[1:])
+
+
 def test_paired_ratio_pairs_by_seed():
     # Seed s has a slow or fast machine moment that hits serial and parallel alike: paired, the
     # ratio is exactly 4 for every seed and the interval is a point.

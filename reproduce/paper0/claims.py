@@ -384,17 +384,16 @@ def evidence(results, setup, profiles, *, cores: int, host: dict | None = None,
         est_, lo_, hi_ = C.over_seeds(list(m.values()), C.gmean, label=lab(f"netpart-some-speedup {fig}"))
         if m:
             here2.append(f"{net} {_iv(est_, lo_, hi_)}")
-    smallest = lambda rs: min(C.gmean([r[i] for r in rs]) for i in range(len(named)))  # noqa: E731
     per = [_per_run(sph, fig, P, hprof.name) for fig, P in named]
     both = _seeds(*per)  # seeds with all three configurations
-    est_, lo_, hi_ = C.over_seeds([[d[s] for d in per] for s in both], smallest,
+    est_, lo_, hi_ = C.over_seeds([[d[s] for d in per] for s in both], C.least_gmean,
                                   label=lab("netpart-some-speedup emulated"))
     em = C.Evidence(est_, lo_, hi_, n=len(both), kind="emulated", host=twin,
                     beside=f"measured here at P = 2: {', '.join(here2)}" if here2 else "",
                     reason=f"{tw}; the smallest of the three speedups (each a geometric mean over seeds)")
     if all(pts):
         seeds = _seeds(*pts)
-        est, lo, hi = C.over_seeds([[d[s] for d in pts] for s in seeds], smallest,
+        est, lo, hi = C.over_seeds([[d[s] for d in pts] for s in seeds], C.least_gmean,
                                    label=lab("netpart-some-speedup host"))
         top = max(np.median(list(d.values())) for (c, P), d in H5["curves"].items() if c in ("fig2", "fig3"))
         ev["netpart-some-speedup"] = C.fall_back(measured(
@@ -410,14 +409,13 @@ def evidence(results, setup, profiles, *, cores: int, host: dict | None = None,
     tops = {f: _hPs(H5, f) for f in ("fig4", "fig5")}
     ok = all(ps and ps[0] == 2 and ps[-1] > 2 for ps in tops.values())
     Pm = {f: ps[-1] for f, ps in tops.items()} if ok else {"fig4": setup.max_workers, "fig5": setup.max_workers}
-    smaller = lambda rs: min(C.gmean([r[0] for r in rs]), C.gmean([r[1] for r in rs]))  # noqa: E731
     gr = {}
     for f in ("fig4", "fig5"):
         top, two = _per_run(sph, f, Pm[f], hprof.name), _per_run(sph, f, 2, hprof.name)
         gr[f] = {s: top[s] / two[s] for s in top if s in two and two[s] > 0}
     seeds = _seeds(gr["fig4"], gr["fig5"])
     recs = [(gr["fig4"][s], gr["fig5"][s]) for s in seeds]
-    u_est, u_lo, u_hi = (C.over_seeds(recs, smaller, label=lab("seq-upward emulated"))
+    u_est, u_lo, u_hi = (C.over_seeds(recs, C.least_gmean, label=lab("seq-upward emulated"))
                          if recs and min(Pm.values()) > 2 else (math.nan,) * 3)
     em = C.Evidence(u_est, u_lo, u_hi, n=len(recs) if min(Pm.values()) > 2 else 0, kind="emulated", host=twin,
                     reason=(f"{tw}; derivative epoch S({Pm['fig4']}) / S(2) and forward epoch S({Pm['fig5']}) / S(2), "
@@ -426,7 +424,7 @@ def evidence(results, setup, profiles, *, cores: int, host: dict | None = None,
         hg = {f: {s: v / _hs(H5, f, 2)[s] for s, v in _hs(H5, f, Pm[f]).items() if s in _hs(H5, f, 2)}
               for f in ("fig4", "fig5")}
         seeds = _seeds(hg["fig4"], hg["fig5"])
-        est, lo, hi = C.over_seeds([(hg["fig4"][s], hg["fig5"][s]) for s in seeds], smaller,
+        est, lo, hi = C.over_seeds([(hg["fig4"][s], hg["fig5"][s]) for s in seeds], C.least_gmean,
                                    label=lab("seq-upward host"))
         ev["seq-upward"] = C.fall_back(measured(
             est, lo, hi, len(seeds),

@@ -170,8 +170,7 @@ def _intervals(recs: list, names, *, label: str) -> dict:
 def _parts(parts: list[dict], *, label: str) -> dict:
     """{part: (mean seconds over seeds, low, high)}, one resample for all parts (their means
     add up to the mean time in every resample)."""
-    return {q: C.over_seeds(parts, lambda rs, q=q: float(np.mean([p[q] for p in rs])), label=label)
-            for q in parts[0]}
+    return {q: C.over_seeds([p[q] for p in parts], C.mean_of, label=label) for q in parts[0]}
 
 
 def _epochs(seq: list, fig: str, prof, options: list, named: dict, paper_P: int | None) -> tuple[list, list]:
@@ -256,7 +255,7 @@ def _fixed(em: list, net: str) -> dict:
     H = NETS[net]["n_hidden"]
     fits = [fixed_cost(r, H) for r in em]
     return {"net": net, "H": H, "seeds": len(fits),
-            **{q: C.over_seeds(fits, lambda rs, i=i: float(np.mean([x[i] for x in rs])), label=_lab(f"fixed cost {net}"))
+            **{q: C.over_seeds([x[i] for x in fits], C.mean_of, label=_lab(f"fixed cost {net}"))
                for i, q in enumerate(("fixed_share", "fixed_us_per_step", "unit_us_per_step"))}}
 
 
