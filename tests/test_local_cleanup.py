@@ -211,3 +211,33 @@ def _live_seen(comm):
 # then kill its siblings, or itself, by the parent's list)
 def test_a_worker_starts_with_no_list_of_live_workers():
     assert local.run_local(_live_seen, 3, bind=False) == [0, 0, 0]
+
+
+def _rank_or_raise(comm):
+    if comm.rank == 1:
+        raise ValueError("rank 1 refuses")
+    return comm.rank + 10
+
+
+def _exits_first(real):
+    """multiprocess's wait, but it reports only processes that ended, never a pipe: the
+    order of events where a worker's exit is seen before its result's message (its pipe is
+    read after its sentinel fired), which run_local otherwise meets only by chance."""
+    def wait(objs, timeout=None):
+        ends = [o for o in objs if isinstance(o, int)]  # a Process.sentinel is a file descriptor
+        return real(ends if ends else objs, timeout)
+    return wait
+
+
+# kills: _collect's path for an exit seen before its message: the pipe not read after the exit
+# (`if pipes[r].poll(0.5)` negated: every finished worker reported dead), an error read there
+# not ending the loop (its `break` dropped: the error replaced by "worker 1 died")
+def test_a_result_read_after_its_workers_exit_counts(monkeypatch):
+    monkeypatch.setattr(local, "wait", _exits_first(local.wait))
+    assert local.run_local(_rank_squared, 3, bind=False) == [0, 1, 4]
+    with pytest.raises(WorkerError) as e:
+        local.run_local(_rank_or_raise, 2, bind=False)
+    assert "rank 1 refuses" in str(e.value) and "died" not in str(e.value)
+    # control: without the patch the same runs give the same answers by the usual path
+    monkeypatch.undo()
+    assert local.run_local(_rank_squared, 3, bind=False) == [0, 1, 4]
