@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 import multiprocess
@@ -446,6 +447,20 @@ def test_message_larger_than_the_slot():
         run_local(_too_big, 2, max_elems=4)
 
 
+def _slot_edge(comm):
+    comm.allgather(np.zeros(1 << 16))  # fills the default slot exactly
+    try:
+        comm.allgather(np.zeros((1 << 16) + 1))
+    except ValueError as e:
+        return str(e)
+
+
+# kills: run_local's default slot `1 << 16` changed (a seed-44 survivor): by default a rank's
+# message holds 65,536 float64, and one element more is refused, naming both sizes
+def test_the_default_slot_holds_65536_elements_and_no_more():
+    assert run_local(_slot_edge, 1) == ["message of 65537 elements exceeds the local slot of 65536"]
+
+
 def test_a_run_after_a_failure_is_clean():
     with pytest.raises(WorkerError):
         run_local(_raise_at, 2, 1, 2)
@@ -577,6 +592,34 @@ def test_mpi_sigterm_hook_aborts_the_registered_world(monkeypatch):
     mpi._abort_hook.append(world)
     mpi._abort_on_sigterm()
     assert world.codes == [TERMINATED_EXIT]
+
+
+class _FakeMPIWorld(_FakeWorld):
+    def Get_rank(self):  # noqa: N802 - mpi4py's names
+        return 0
+
+    def Get_size(self):  # noqa: N802
+        return 1
+
+
+# kills: MPIComm not registering its SIGTERM hook (`on_termination(_abort_on_sigterm)` dropped,
+# a seed-44 survivor: a scheduler's SIGTERM would leave the peers in their collective): the
+# first communicator registers it with its world, a second one registers nothing more
+def test_the_first_mpi_communicator_registers_the_sigterm_hook(monkeypatch):
+    import types
+
+    from engine.comm import mpi
+
+    world = _FakeMPIWorld()
+    monkeypatch.setitem(sys.modules, "mpi4py", types.SimpleNamespace(MPI=types.SimpleNamespace(COMM_WORLD=world)))
+    monkeypatch.setattr(mpi, "_abort_hook", [])
+    monkeypatch.setattr(mpi, "_watchdog", types.SimpleNamespace(start=lambda who, w: None))
+    hooks = []
+    monkeypatch.setattr(mpi, "on_termination", hooks.append)
+    c = mpi.MPIComm()
+    assert (c.rank, c.size) == (0, 1) and hooks == [mpi._abort_on_sigterm] and mpi._abort_hook == [world]
+    mpi.MPIComm()  # control: one hook per process, however many communicators
+    assert hooks == [mpi._abort_on_sigterm] and mpi._abort_hook == [world]
 
 
 def _uneven_allgather(comm):

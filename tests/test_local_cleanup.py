@@ -241,3 +241,35 @@ def test_a_result_read_after_its_workers_exit_counts(monkeypatch):
     # control: without the patch the same runs give the same answers by the usual path
     monkeypatch.undo()
     assert local.run_local(_rank_squared, 3, bind=False) == [0, 1, 4]
+
+
+def _wait_or_sleep_past_sigterm(comm, flag):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only the abort word (or the kill) can end them
+    if comm.rank == 0:
+        time.sleep(30)
+    _wait_past_sigterm(comm, flag)
+
+
+def _interrupt_after(real, seconds: float):
+    """multiprocess's wait, raising KeyboardInterrupt in the parent (a Ctrl-C) once ``seconds``
+    have passed since the run started."""
+    end = time.monotonic() + seconds
+
+    def wait(objs, timeout=None):
+        if time.monotonic() >= end:
+            raise KeyboardInterrupt
+        return real(objs, min(timeout, 0.05) if timeout is not None else 0.05)
+    return wait
+
+
+# kills: an interrupted run not setting the abort word (`error = error or "local run
+# interrupted"` dropped, a seed-44 survivor): its waiting peer would spin until the kill
+# fallback; with it, the peer leaves its barrier by CommAborted and exits by itself
+def test_an_interrupt_sets_the_abort_word_and_waiting_peers_leave(reaped, tmp_path, monkeypatch):
+    flag = tmp_path / "aborted"
+    monkeypatch.setattr(local, "wait", _interrupt_after(local.wait, 0.5))
+    with pytest.raises(KeyboardInterrupt):
+        local.run_local(_wait_or_sleep_past_sigterm, 2, flag=str(flag), bind=False)
+    assert flag.read_text() == "aborted"
+    assert reaped["codes"][1] == 0 and _gone(reaped["pids"][1])
+    assert reaped["codes"][0] == -signal.SIGKILL  # control: the sleeper, no collective, is killed
