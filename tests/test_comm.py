@@ -299,6 +299,19 @@ def _rank_squared(comm):
     return comm.rank ** 2
 
 
+def _gather_ran(comm, n):
+    comm.allgather(np.full(n, 1.0 + comm.rank))
+    return comm.ran["allgather"]
+
+
+# kills: `allgather = "copy" if allgather == "auto" else allgather` negated (a seed-45
+# survivor): where the kernel refuses process_vm_readv, auto must gather on copies, also for
+# two workers and a message big enough that auto would otherwise read the peer's memory
+def test_auto_gathers_on_copies_where_the_kernel_refuses_cma(monkeypatch):
+    monkeypatch.setattr(local, "cma_available", lambda: False)
+    assert run_local(_gather_ran, 2, local._CMA_MIN + 1) == ["copy", "copy"]
+
+
 def _affinity(comm):
     return sorted(os.sched_getaffinity(0))
 
