@@ -142,6 +142,15 @@ def _snapshot(folder: Path) -> dict:
     return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
 
 
+def _clean_env() -> dict:
+    """This environment without what a row must set itself (a fault, a launcher's or the
+    data's variables), and with the checkout on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "ENGINE_FAULT" and not k.startswith(("PMI_", "OMPI_", "MV2_", "NETTALK_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
 def _launch(folder: Path, command: str, text: str, server: _Server | None = None) -> dict:
     """Run one row's command in its own folder: what it printed, its exit code, and the
     folder's files before and after (or why the row cannot run here). A ``python -m
@@ -153,9 +162,7 @@ def _launch(folder: Path, command: str, text: str, server: _Server | None = None
     names = set(re.findall(r"\{(\w+)\}", command + text))
     places = {n: str(MAKERS[n](folder / n)) for n in sorted(names)}
     argv = [a.format(**places) for a in shlex.split(command)]
-    env = {k: v for k, v in os.environ.items()
-           if k != "ENGINE_FAULT" and not k.startswith(("PMI_", "OMPI_", "MV2_", "NETTALK_"))}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = _clean_env()
     while "=" in argv[0]:
         k, v = argv.pop(0).split("=", 1)
         env[k] = v
@@ -186,13 +193,10 @@ class _Server:
     """A running tests/fork_rows.py: ``run`` forks it into one ``python -m MODULE`` row."""
 
     def __init__(self, log: Path):
-        env = {k: v for k, v in os.environ.items() if k != "ENGINE_FAULT"
-               and not k.startswith(("PMI_", "OMPI_", "MV2_", "NETTALK_"))}
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        self.log = log
+        self.log, self._log = log, open(log, "w")
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fork_rows.py")],
-                                     cwd=ROOT, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+                                     cwd=ROOT, env=_clean_env(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._log, text=True)
         ready = self.proc.stdout.readline()
         assert ready.startswith('{"ready"'), (ready, log.read_text())
 
@@ -210,6 +214,7 @@ class _Server:
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
         self.proc.stdout.close()
+        self._log.close()
 
 
 @pytest.fixture(scope="module")
