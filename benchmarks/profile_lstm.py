@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from engine import seqkernels as K  # noqa: E402
 from engine.nets import lstm  # noqa: E402
 
-STEPS = ("lstm_forward_step", "lstm_backward_step", "ctc_alpha", "ctc_beta")
+STEPS = K.SEQ_FUNCTIONS
 PHASES = {"forward": (lstm.LSTM, "forward"), "CTC": (lstm, "ctc_loss_and_grad"),
           "backward": (lstm.LSTM, "backward")}
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Measure the project's performance targets within one run; print PASS/FAIL.
 
-    python benchmarks/targets.py            # all seven targets (a few minutes)
+    python benchmarks/targets.py            # all eight targets (several minutes)
     python benchmarks/targets.py --only 2   # one target
     python benchmarks/targets.py --strict   # exit 1 when a target fails
 
@@ -26,6 +26,9 @@ Targets (1, 2 and 5: issue 14's goals):
      (default: 2, 4, 8, 16 up to the free cores), with the algorithms of before
      issue 14 (flat allreduce, copy allgather, unbound workers) timed in the same
      rounds. BENCH_MPIEXEC sets the launcher (e.g. "mpirun --allow-run-as-root").
+  8. a paper2 training epoch (default setup, optimal Q = 6, seed 1, one thread) at least
+     2x faster than at PAPER2_BEFORE (issue 32), the two trees timed in fresh interpreters,
+     interleaved, best of ``--rounds``; their trained parameters compared bit for bit.
   7. `python -m reproduce all` (default settings) <= 60 min on 2 cores: not run here
      (it takes an hour or more); read from the committed results/*/summary.json, the
      papers' wall times summed, with the machine, commit, --jobs and each kind's
@@ -523,6 +526,70 @@ def target_lstm(rep: Report, *, rounds: int, old: dict | None = None) -> None:
         rep.add("5 LSTM(64)+CTC after vs before", f"{lo:.2f}–{hi:.2f}x", "(info)", True)
 
 
+# -- 8. a paper2 training epoch, after against before ------------------------------
+
+PAPER2_BEFORE = "e545e46"  # main before issue 32's sequence kernels (whole loops in numba)
+PAPER2_EPOCH = """
+import hashlib, sys, time
+import numpy as np
+from threadpoolctl import threadpool_limits
+from engine.schedule import BUCKETINGS
+from engine.strategies.bucketed import SeqWorker
+from reproduce.paper2 import tasks
+from reproduce.paper2.setup import DEFAULT
+
+d, data = tasks._seq(DEFAULT)
+tr = np.asarray(d.train)
+with threadpool_limits(1):
+    def worker():
+        w = SeqWorker(data, tasks._n_out(), cfg=tasks.cfg_for(DEFAULT, Q=6, epochs=1, method="optimal"),
+                      seed=1, rank=0, size=1)
+        rng = np.random.default_rng(0)
+        bounds = BUCKETINGS["optimal"](data.lengths[tr], 6)
+        return w, w.schedule(rng.permutation(tr), bounds, batch_size=DEFAULT.batch_size, rng=rng)
+    w, batches = worker()
+    w.train_portion(batches[:3])  # compiles (or loads) every kernel
+    w, batches = worker()
+    t = time.perf_counter()
+    w.train_portion(batches)
+    dt = time.perf_counter() - t
+print(dt, hashlib.sha1(w.net.params.tobytes()).hexdigest(), len(batches))
+"""
+
+
+def target_paper2_epoch(rep: Report, *, rounds: int, tmp: str) -> None:
+    print(f"\n[8] paper2 training epoch (default setup: 1,200 sequences, LSTM(64), k = 4, "
+          f"optimal Q = 6, seed 1, one BLAS thread): this tree against {PAPER2_BEFORE}, each in a "
+          "fresh interpreter, interleaved")
+    before = os.path.join(tmp, "paper2-before")
+    os.makedirs(before, exist_ok=True)
+    arc = subprocess.run(f"git -C {REPO} archive {PAPER2_BEFORE} engine datasets reproduce | tar -x -C {before}",
+                         shell=True, capture_output=True, text=True)
+    if arc.returncode != 0:
+        rep.add("8 paper2 epoch after/before", "not measured", ">= 2.00x", False,
+                f"git archive {PAPER2_BEFORE} failed")
+        return
+    best, sums = {}, {}
+    for _ in range(rounds):
+        for name, tree in (("before", before), ("after", REPO)):
+            env = {**os.environ, "PYTHONPATH": tree}
+            p = subprocess.run([sys.executable, "-c", PAPER2_EPOCH], cwd=tree, env=env,
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                print(p.stderr[-2000:])
+                rep.add("8 paper2 epoch after/before", "not measured", ">= 2.00x", False, f"{name} failed")
+                return
+            dt, digest, n = p.stdout.split()
+            best[name] = min(best.get(name, float("inf")), float(dt))
+            sums.setdefault(name, set()).add(digest)
+    same = sums["before"] == sums["after"] and len(sums["after"]) == 1
+    print(f"  {n} updates; {_before_after(best['before'], best['after'], 1.0, 's')}, best of {rounds}; "
+          f"trained parameters {'bit-identical' if same else 'DIFFER'} before and after")
+    ratio = best["before"] / best["after"]
+    rep.add("8 paper2 epoch after/before", f"{ratio:.2f}x" + ("" if same else " (bits differ)"),
+            ">= 2.00x", ratio >= 2.0)
+
+
 # -- 6. local collectives against MPI ---------------------------------------------
 
 def target_collectives(rep: Report, *, rounds: int, workers) -> None:
@@ -616,7 +683,7 @@ def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5, 6, 7],
+    ap.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5, 6, 7, 8],
                     help="run only this target (repeatable)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per target")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
@@ -624,7 +691,7 @@ def main(argv=None) -> int:
                     help="target 6's worker counts, comma-separated (default: 2, 4, 8, 16 up to the free cores)")
     args = ap.parse_args(argv)
     _paths()
-    which = set(args.only or [1, 2, 3, 4, 5, 6, 7])
+    which = set(args.only or [1, 2, 3, 4, 5, 6, 7, 8])
     free = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     workers = ([int(w) for w in args.workers.split(",")] if args.workers
                else [p for p in (2, 4, 8, 16) if p <= max(2, free or 2)])
@@ -657,6 +724,8 @@ def main(argv=None) -> int:
             target_collectives(rep, rounds=args.rounds, workers=workers)
         if 7 in which:
             target_reproduce_all(rep)
+        if 8 in which:
+            target_paper2_epoch(rep, rounds=args.rounds, tmp=tmp)
     rep.print()
     print(f"\n({perf_counter() - t0:.0f} s; ratios taken within this run)")
     if load > 1.0 and which & {3, 4, 6}:

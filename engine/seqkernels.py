@@ -1,21 +1,20 @@
-"""Fused element-wise passes of the LSTM step and the CTC recursions (issue 14: performance).
+"""The LSTM's loops over time and the CTC recursions: a numpy reference and a numba path.
 
-The handwriting LSTM's batches are small (B = 4, 4H = 256): a time step is a dozen numpy calls of a few
-hundred elements each, so call overhead, not arithmetic, sets its cost. Each kernel here
-does in one call what the numpy reference beside it does in several, with the same IEEE
-operations in the same order on every element, so the results are bit-identical (as in
-:mod:`engine.kernels`, whose ``IMPLEMENTATION`` switch and ``ENGINE_KERNELS=numpy`` apply
-here too). The transcendental functions stay numpy's own calls between the kernels:
-numpy's SIMD ``exp``/``log``/``tanh`` and the libm ones numba would call differ in the
-last bit on a few per cent of arguments. So does every matmul stay numpy's BLAS.
+The handwriting LSTM's batches are small (B = 4, 4H = 256): a time step is a dozen numpy
+calls of a few hundred elements each, so call overhead, not arithmetic, sets its cost. The
+numba path runs whole loops in compiled code where it can, with the same IEEE operations in
+the same order on every element as the reference beside it (:mod:`engine.kernels`'
+``IMPLEMENTATION`` switch and ``ENGINE_KERNELS=numpy`` apply here too):
+- LSTM forward, a step: a kernel (h_{t−1}, h_{t−1} W_h, the gates' pre-activations),
+  numpy's ``tanh`` of all four gates, a kernel (σ, c_t), ``tanh`` c_t: 4 calls instead of
+  about a dozen. ``tanh`` stays numpy's: the C library's differs in the last bit on 27 % of arguments.
+- LSTM backward: the whole loop in one call, dz_t W_hᵀ included (instead of about 18 a step).
+- CTC α and β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): each one call.
 
-Per step, the numba path makes
-- LSTM forward (after h_{t−1} W_h): kernel, ``tanh`` of all four gates, kernel, ``tanh`` c_t,
-  kernel: 5 calls instead of 11;
-- LSTM backward (before dz_t W_hᵀ): one kernel instead of 17 calls;
-- CTC α or β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): kernel,
-  ``exp``, kernel, ``log``: 4 calls instead of 19 (α; β adds its row masks).
-``tests/test_seqkernels.py`` checks both implementations against each other.
+On the CPUs and OpenBLAS this project measures on, that gives the reference's bits (the
+comment above ``_fused_matmul`` says why). Elsewhere, numpy's AVX-512 ``exp``/``log`` or
+another BLAS may round differently: tests/test_seqkernels.py pins the bits here and bounds
+the difference (≤ 1e-12 relative a step, 1e-8 over 100 training steps) for every CPU.
 """
 from __future__ import annotations
 
@@ -152,31 +151,88 @@ def _np_ctc_beta(beta, lpe, skip, Tb, init):
             bt[last_step] = init[last_step]
 
 
-# ---- numba: one pass each ---------------------------------------------------------------------
+# ---- the numpy reference's loops over time ----------------------------------------------------
+def _np_lstm_forward(Z, Wh, C, Hs, TC):
+    """Z (T, B, 4H) holds x_t W_x + b → the gate activations; C, TC (T, B, H) ← c_t, tanh c_t;
+    Hs (T + 1, B, H) ← h_t in Hs[t + 1] (Hs[0] = h_{−1} = 0 on entry). LSTM.forward's loop."""
+    T, B, H4 = Z.shape
+    ws, zh, c_prev = LSTMScratch(B, H4 // 4), np.empty((B, H4)), np.zeros((B, H4 // 4))
+    for t in range(T):
+        _np_lstm_forward_step(Z[t], np.matmul(Hs[t], Wh, out=zh), c_prev, C[t], TC[t], Hs[t + 1], ws)
+        c_prev = C[t]
+
+
+def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
+    """dZ (T, B, 4H) ← ∂E/∂z_t given dH (T, B, H) = ∂E/∂h_t from the output layer:
+    back-propagation through time, LSTM.backward's loop."""
+    T, B, H4 = Z.shape
+    ws, dh, dc, zero = LSTMScratch(B, H4 // 4), *(np.zeros((B, H4 // 4)) for _ in range(3))
+    WhT = Wh.T
+    for t in range(T - 1, -1, -1):
+        _np_lstm_backward_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else zero, dh, dc, dZ[t], ws)
+        np.matmul(dZ[t], WhT, out=dh)
+
+
+# ---- numba: whole loops over time where no transcendental function needs numpy's ------------
+# A step's h_{t−1} W_h (B × H × 4H) is a dot product along k per entry. OpenBLAS's dgemm forms
+# each entry of an even number of rows and more than one column as one FMA chain in k from 0
+# (its 4- and 2-row kernels; an odd last row takes its one-row edge, one column a gemv, each
+# in another order). ``_matmul`` forms that chain (LLVM's ``contract`` flag, on this function
+# only, turns a·b + c into an FMA), so it gives numpy's bits where ``_fused_matmul`` says so
+# and numpy's matmul runs elsewhere. ``exp`` and ``log`` compile to the C library's, which
+# numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` stays numpy's (27 % of
+# arguments differ in the last bit from the C library's). tests/test_seqkernels.py checks
+# the bits and bounds the difference where another BLAS or CPU orders otherwise.
+def _fused_matmul(rows: int, cols: int) -> bool:
+    return rows % 2 == 0 and cols > 1
+
+
 if njit is not None:
-    @njit(cache=True)
-    def _gates_in(z, zh, H):  # z = z + zh; the i, f, o gates then ·½ (σ's inner scale)
-        for b in range(z.shape[0]):
-            for j in range(4 * H):
-                v = z[b, j] + zh[b, j]
-                z[b, j] = v * 0.5 if j < 3 * H else v
+    @njit(cache=True, fastmath={"contract"})
+    def _matmul(a, b, out):  # out = a @ b, each entry one FMA chain in k (a (M, K), b (K, N))
+        for i in range(a.shape[0]):
+            o = out[i]
+            o[:] = 0.0
+            for k in range(a.shape[1]):
+                aik, bk = a[i, k], b[k]
+                for j in range(o.shape[0]):
+                    o[j] = aik * bk[j] + o[j]
 
     @njit(cache=True)
-    def _cell(z, c_prev, c, H):  # σ = (tanh + 1)·½ (= ½·tanh + ½, bit for bit); c = f·c_{t−1} + i·g
-        for b in range(z.shape[0]):
+    def _h_prev(t, Z, TC, Hs):  # h_{t−1} = o_{t−1}·tanh c_{t−1} into Hs[t] (t > 0)
+        H = Hs.shape[2]
+        if t > 0:
+            for b in range(Z.shape[1]):
+                for k in range(H):
+                    Hs[t, b, k] = Z[t - 1, b, 2 * H + k] * TC[t - 1, b, k]
+
+    @njit(cache=True)
+    def _gates_add(t, Z, zh):  # z_t += h_{t−1} W_h, then ·½ on the i, f, o gates (σ's inner scale)
+        H3 = 3 * (Z.shape[2] // 4)
+        for b in range(Z.shape[1]):
+            for j in range(Z.shape[2]):
+                v = Z[t, b, j] + zh[b, j]
+                Z[t, b, j] = v * 0.5 if j < H3 else v
+
+    @njit(cache=True)
+    def _gates_in(t, Z, TC, Hs, Wh, zh):  # the three above in one call
+        _h_prev(t, Z, TC, Hs)
+        _matmul(Hs[t], Wh, zh)
+        _gates_add(t, Z, zh)
+
+    @njit(cache=True)
+    def _cell(t, Z, C):  # σ = (tanh + 1)·½ (= ½·tanh + ½, bit for bit); c = f·c_{t−1} + i·g
+        H = C.shape[2]
+        for b in range(Z.shape[1]):
             for j in range(3 * H):
-                z[b, j] = (z[b, j] + 1.0) * 0.5
+                Z[t, b, j] = (Z[t, b, j] + 1.0) * 0.5
             for k in range(H):
-                c[b, k] = z[b, H + k] * c_prev[b, k] + z[b, k] * z[b, 3 * H + k]
+                cp = C[t - 1, b, k] if t > 0 else 0.0
+                C[t, b, k] = Z[t, b, H + k] * cp + Z[t, b, k] * Z[t, b, 3 * H + k]
 
     @njit(cache=True)
-    def _hidden(z, tc, h, H):  # h = o·tanh c
-        for b in range(z.shape[0]):
-            for k in range(H):
-                h[b, k] = z[b, 2 * H + k] * tc[b, k]
-
-    @njit(cache=True)
-    def _lstm_back(z, dh_out, tc, c_prev, dh, dc, dz, H):  # _np_lstm_backward_step's passes
+    def _back_step(z, dh_out, tc, c_prev, dh, dc, dz, first):  # _np_lstm_backward_step's passes
+        H = dh.shape[1]
         for b in range(z.shape[0]):
             for k in range(H):
                 i, f, o, g = z[b, k], z[b, H + k], z[b, 2 * H + k], z[b, 3 * H + k]
@@ -185,114 +241,93 @@ if njit is not None:
                 t = tc[b, k]
                 w = (d * o) * (1.0 - t * t)
                 dcv = dc[b, k] + w
+                cp = 0.0 if first else c_prev[b, k]
                 dz[b, k] = (dcv * g) * (i * (1.0 - i))
-                dz[b, H + k] = (dcv * c_prev[b, k]) * (f * (1.0 - f))
+                dz[b, H + k] = (dcv * cp) * (f * (1.0 - f))
                 dz[b, 2 * H + k] = (d * t) * (o * (1.0 - o))
                 dz[b, 3 * H + k] = (dcv * i) * (1.0 - g * g)
                 dc[b, k] = dcv * f
+
+    @njit(cache=True)
+    def _nb_lstm_backward_loop(Z, dH, TC, C, WhT, dZ):
+        T, B, H = dH.shape
+        dh, dc = np.zeros((B, H)), np.zeros((B, H))
+        for t in range(T - 1, -1, -1):
+            _back_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else C[0], dh, dc, dZ[t], t == 0)
+            _matmul(dZ[t], WhT, dh)
 
     @njit(cache=True)
     def _npmax(x, y):  # np.maximum: a NaN in either wins
         return x if (x >= y or x != x) else y
 
     @njit(cache=True)
-    def _lse_in(x0, x1, x2, E, M, b, s):  # _LSE3 up to its exp: mf and the differences
+    def _lse3(x0, x1, x2):  # engine.losses._lse3's operations: mf + log((e^a + e^b) + e^c)
         m = _npmax(_npmax(x0, x1), x2)
         mf = m if math.isfinite(m) else 0.0
-        M[b, s] = mf
-        E[0, b, s] = x0 - mf
-        E[1, b, s] = x1 - mf
-        E[2, b, s] = x2 - mf
+        return mf + math.log((math.exp(x0 - mf) + math.exp(x1 - mf)) + math.exp(x2 - mf))
 
     @njit(cache=True)
-    def _sum3(E, e):  # e^a + e^b, then + e^c
-        for b in range(e.shape[0]):
-            for s in range(e.shape[1]):
-                e[b, s] = (E[0, b, s] + E[1, b, s]) + E[2, b, s]
-
-    @njit(cache=True)
-    def _alpha_step(out, M, e, lp, skip, E, fin, prep):
-        """fin: α_t = (mf + log Σ) + ln y_t into out (B, S); prep: from out, mf into M and
-        the three differences into E (3, B, S) for step t + 1."""
-        B, S = out.shape
-        for b in range(B):
-            if fin:
+    def _nb_ctc_alpha(alpha, lpe, skip):
+        T, B, S = alpha.shape
+        for t in range(1, T):
+            for b in range(B):
                 for s in range(S):
-                    out[b, s] = (M[b, s] + e[b, s]) + lp[b, s]
-            if prep:
-                for s in range(S):
-                    x1 = out[b, s - 1] if s >= 1 else -np.inf
-                    x2 = out[b, s - 2] if s >= 2 and skip[b, s] else -np.inf
-                    _lse_in(out[b, s], x1, x2, E, M, b, s)
+                    x1 = alpha[t - 1, b, s - 1] if s >= 1 else -np.inf
+                    x2 = alpha[t - 1, b, s - 2] if s >= 2 and skip[b, s] else -np.inf
+                    alpha[t, b, s] = _lse3(alpha[t - 1, b, s], x1, x2) + lpe[t, b, s]
 
     @njit(cache=True)
-    def _beta_step(out, M, e, lp, skip, E, Tb, init, t, fin, prep):
-        """β_t as _alpha_step's α_t, with the rows of sequences ending at t set to init and
-        those ended before to −inf; prep for step t − 1 from s + 1 and s + 2."""
-        B, S = out.shape
-        for b in range(B):
-            if fin:
+    def _nb_ctc_beta(beta, lpe, skip, Tb, init):
+        T, B, S = beta.shape
+        for t in range(T - 1, -1, -1):
+            for b in range(B):
                 for s in range(S):
                     if Tb[b] - 1 == t:
-                        out[b, s] = init[b, s]
+                        beta[t, b, s] = init[b, s]
                     elif Tb[b] - 1 < t:
-                        out[b, s] = -np.inf
+                        beta[t, b, s] = -np.inf
                     else:
-                        out[b, s] = (M[b, s] + e[b, s]) + lp[b, s]
-            if prep:
-                for s in range(S):
-                    x1 = out[b, s + 1] if s + 1 < S else -np.inf
-                    x2 = out[b, s + 2] if s + 2 < S and skip[b, s + 2] else -np.inf
-                    _lse_in(out[b, s], x1, x2, E, M, b, s)
+                        x1 = beta[t + 1, b, s + 1] if s + 1 < S else -np.inf
+                        x2 = beta[t + 1, b, s + 2] if s + 2 < S and skip[b, s + 2] else -np.inf
+                        beta[t, b, s] = _lse3(beta[t + 1, b, s], x1, x2) + lpe[t, b, s]
 
 
-def _nb_lstm_forward_step(z, zh, c_prev, c, tc, h, ws):
-    H = ws.H
-    _gates_in(z, zh, H)
-    np.tanh(z, out=z)
-    _cell(z, c_prev, c, H)
-    np.tanh(c, out=tc)
-    _hidden(z, tc, h, H)
+def _nb_lstm_forward(Z, Wh, C, Hs, TC):
+    """_np_lstm_forward in 4 calls a step: a kernel (with h_{t−1} W_h where _fused_matmul,
+    else numpy's matmul between two kernels), numpy's ``tanh`` of the four gates, a kernel,
+    ``tanh`` c_t."""
+    T, B, H4 = Z.shape
+    zh, fused = np.empty((B, H4)), _fused_matmul(B, H4)
+    for t in range(T):
+        if fused:
+            _gates_in(t, Z, TC, Hs, Wh, zh)
+        else:
+            _h_prev(t, Z, TC, Hs)
+            _gates_add(t, Z, np.matmul(Hs[t], Wh, out=zh))
+        np.tanh(Z[t], out=Z[t])
+        _cell(t, Z, C)
+        np.tanh(C[t], out=TC[t])
+    np.multiply(Z[T - 1, :, H4 // 2:3 * H4 // 4], TC[T - 1], out=Hs[T])
 
 
-def _nb_lstm_backward_step(z, dh_out, tc, c_prev, dh, dc, dz, ws):
-    _lstm_back(z, dh_out, tc, c_prev, dh, dc, dz, ws.H)
-
-
-def _nb_ctc_alpha(alpha, lpe, skip):
-    T, B, S = alpha.shape
-    E, M, e = np.empty((3, B, S)), np.empty((B, S)), np.empty((B, S))
-    _alpha_step(alpha[0], M, e, lpe[0], skip, E, False, T > 1)
-    with np.errstate(divide="ignore"):
-        for t in range(1, T):
-            np.exp(E, out=E)
-            _sum3(E, e)
-            np.log(e, out=e)
-            _alpha_step(alpha[t], M, e, lpe[t], skip, E, True, t < T - 1)
-
-
-def _nb_ctc_beta(beta, lpe, skip, Tb, init):
-    T, B, S = beta.shape
-    E, M, e = np.empty((3, B, S)), np.empty((B, S)), np.empty((B, S))
-    _beta_step(beta[T - 1], M, e, lpe[T - 1], skip, E, Tb, init, T - 1, True, T > 1)
-    with np.errstate(divide="ignore"):
-        for t in range(T - 2, -1, -1):
-            np.exp(E, out=E)
-            _sum3(E, e)
-            np.log(e, out=e)
-            _beta_step(beta[t], M, e, lpe[t], skip, E, Tb, init, t, True, t > 0)
+def _nb_lstm_backward(Z, dH, TC, C, Wh, dZ):
+    """_np_lstm_backward in one call where _fused_matmul (W_hᵀ made contiguous once, for
+    _matmul's rows), else a kernel and numpy's matmul a step."""
+    T, B, H = dH.shape
+    if _fused_matmul(B, H):
+        return _nb_lstm_backward_loop(Z, dH, TC, C, np.ascontiguousarray(Wh.T), dZ)
+    dh, dc, WhT = np.zeros((B, H)), np.zeros((B, H)), Wh.T
+    for t in range(T - 1, -1, -1):
+        _back_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else C[0], dh, dc, dZ[t], t == 0)
+        np.matmul(dZ[t], WhT, out=dh)
 
 
 # ---- the interface the engine calls -----------------------------------------------------------
-# lstm_forward_step(z, zh, c_prev, c, tc, h, ws)          LSTM.forward's step after h_{t−1} W_h
-# lstm_backward_step(z, dh_out, tc, c_prev, dh, dc, dz, ws) LSTM.backward's step before dz W_hᵀ
-# ctc_alpha(alpha, lpe, skip); ctc_beta(beta, lpe, skip, Tb, init)   the CTC recursions
-if njit is None:
-    lstm_forward_step, lstm_backward_step = _np_lstm_forward_step, _np_lstm_backward_step
-    ctc_alpha, ctc_beta = _np_ctc_alpha, _np_ctc_beta
-else:
-    lstm_forward_step, lstm_backward_step = _nb_lstm_forward_step, _nb_lstm_backward_step
-    ctc_alpha, ctc_beta = _nb_ctc_alpha, _nb_ctc_beta
+# lstm_forward(Z, Wh, C, Hs, TC); lstm_backward(Z, dH, TC, C, Wh, dZ)   LSTM's loops over time
+# ctc_alpha(alpha, lpe, skip); ctc_beta(beta, lpe, skip, Tb, init)      the CTC recursions
+SEQ_FUNCTIONS = ("lstm_forward", "lstm_backward", "ctc_alpha", "ctc_beta")
+_PREFIX = "_np_" if njit is None else "_nb_"
+lstm_forward, lstm_backward, ctc_alpha, ctc_beta = (globals()[_PREFIX + n] for n in SEQ_FUNCTIONS)
 
 
 def warm_up() -> None:
@@ -300,14 +335,14 @@ def warm_up() -> None:
     so that no timed step pays for it. Called on import."""
     if njit is None:
         return
-    B, H, S = 1, 1, 3
-    z, zh, c = np.zeros((B, 4 * H)), np.zeros((B, 4 * H)), np.zeros((B, H))
-    ws = LSTMScratch(B, H)
-    _nb_lstm_forward_step(z, zh, c, c.copy(), c.copy(), c.copy(), ws)
-    _nb_lstm_backward_step(z, c, c, c, c.copy(), c.copy(), zh, ws)
-    lpe, skip = np.zeros((2, B, S)), np.zeros((B, S), dtype=bool)
-    _nb_ctc_alpha(np.zeros((2, B, S)), lpe, skip)
-    _nb_ctc_beta(np.zeros((2, B, S)), lpe, skip, np.full(B, 2, dtype=np.int64), np.zeros((B, S)))
+    T, S = 2, 3
+    for B, H in ((1, 1), (2, 2)):  # numpy's matmul between kernels; _matmul
+        Z, C, TC, Hs = np.zeros((T, B, 4 * H)), np.zeros((T, B, H)), np.zeros((T, B, H)), np.zeros((T + 1, B, H))
+        _nb_lstm_forward(Z, np.zeros((H, 4 * H)), C, Hs, TC)
+        _nb_lstm_backward(Z, C.copy(), TC, C, np.zeros((H, 4 * H)), Z.copy())
+    lpe, skip = np.zeros((T, 1, S)), np.zeros((1, S), dtype=bool)
+    _nb_ctc_alpha(np.zeros((T, 1, S)), lpe, skip)
+    _nb_ctc_beta(np.zeros((T, 1, S)), lpe, skip, np.full(1, 2, dtype=np.int64), np.zeros((1, S)))
 
 
 warm_up()

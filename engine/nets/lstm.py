@@ -72,14 +72,7 @@ class LSTM(FlatParams):
         C = np.empty((T, B, H))  # cell states c_t
         Hs = np.zeros((T + 1, B, H))  # Hs[t+1] = h_t, Hs[0] = h_{−1} = 0
         TC = np.empty((T, B, H))  # tanh(c_t)
-        c_prev = np.zeros((B, H))
-        zh = np.empty((B, 4 * H))  # h_{t−1} W_h
-        ws = K.LSTMScratch(B, H)
-        for t in range(T):
-            # z_t → [i | f | o | g] in place, c_t, tanh c_t, h_t (engine.seqkernels)
-            K.lstm_forward_step(Z[t], np.matmul(Hs[t], Wh, out=zh), c_prev, C[t], TC[t],
-                                Hs[t + 1], ws)
-            c_prev = C[t]
+        K.lstm_forward(Z, Wh, C, Hs, TC)  # the loop over t (engine.seqkernels)
         y = (Hs[1:].reshape(T * B, H) @ Wy).reshape(T, B, self.n_out)  # (T, B, n_out)
         y += self.view(p, "by")
         if mask is not None:
@@ -103,17 +96,7 @@ class LSTM(FlatParams):
         np.sum(dy2, axis=0, out=self.view(g, "by"))
         dH = (dy2 @ Wy.T).reshape(T, B, H)  # (T, B, H): ∂E/∂h_t from the output layer
         dZ = np.empty((T, B, 4 * H))  # ∂E/∂z_t
-        # Scratch buffers instead of a dozen temporaries a step (issue 14); the element-wise
-        # passes of a step are fused in engine.seqkernels, bit-identical to the reference.
-        dh = np.zeros((B, H))
-        dc = np.zeros((B, H))
-        ws = K.LSTMScratch(B, H)
-        zero = np.zeros((B, H))  # c_{−1}
-        WhT = Wh.T
-        for t in range(T - 1, -1, -1):
-            K.lstm_backward_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else zero, dh, dc,
-                                 dZ[t], ws)
-            np.matmul(dZ[t], WhT, out=dh)
+        K.lstm_backward(Z, dH, TC, C, Wh, dZ)  # back-propagation through time (engine.seqkernels)
         dZ2 = dZ.reshape(T * B, 4 * H)
         np.matmul(x.reshape(T * B, -1).T, dZ2, out=self.view(g, "Wx"))
         np.matmul(Hs[:-1].reshape(T * B, H).T, dZ2, out=self.view(g, "Wh"))
