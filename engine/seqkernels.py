@@ -261,10 +261,14 @@ if njit is not None:
         return x if (x >= y or x != x) else y
 
     @njit(cache=True)
+    def _exp(d):  # e^d; e^0 = 1 and e^−inf = 0 exactly in every libm, so those need no call
+        return 1.0 if d == 0.0 else (0.0 if d == -np.inf else math.exp(d))
+
+    @njit(cache=True)
     def _lse3(x0, x1, x2):  # engine.losses._lse3's operations: mf + log((e^a + e^b) + e^c)
         m = _npmax(_npmax(x0, x1), x2)
         mf = m if math.isfinite(m) else 0.0
-        return mf + math.log((math.exp(x0 - mf) + math.exp(x1 - mf)) + math.exp(x2 - mf))
+        return mf + math.log((_exp(x0 - mf) + _exp(x1 - mf)) + _exp(x2 - mf))
 
     @njit(cache=True)
     def _nb_ctc_alpha(alpha, lpe, skip):
