@@ -98,7 +98,7 @@ class NetworkPartition:
     def setup(self, P):
         from datasets.synthetic_seq import sequences
         from engine.nets.elman import Elman
-        from engine.strategies import network_partition as network
+        import reproduce.paper0.network_partition as network
 
         self._limits = threadpool_limits(1)
         rng = np.random.default_rng(0)
@@ -130,7 +130,7 @@ class SequencePartition:
     timeout = 600
 
     def setup(self, P):
-        from engine.strategies import sequence
+        import reproduce.paper0.sequence as sequence
 
         self._limits = threadpool_limits(1)
         self.net, self.data = _nettalk()
@@ -166,7 +166,7 @@ class SequencePartitionMeasured:
         self._limits.restore_original_limits()
 
     def track_measured_speedup_2(self):
-        from engine.strategies import sequence
+        import reproduce.paper0.sequence as sequence
 
         t = {}
         for P in (1, 2):

@@ -35,8 +35,8 @@ def _mcups(r, B: int) -> float:
 
 
 def _np(corpus, P: int, B: int, pipelined: bool, compressed: bool = True) -> dict:
-    from engine.strategies.bunch import BunchConfig
-    from engine.strategies.network_parallel import train_network_parallel
+    from reproduce.paper1.bunch import BunchConfig
+    from reproduce.paper1.network_parallel import train_network_parallel
 
     nb = NP_PATTERNS // B
     cfg = BunchConfig(bunch=B, lr=1e-4, pipelined=pipelined, compressed=compressed, chunk=nb * B,
@@ -46,8 +46,8 @@ def _np(corpus, P: int, B: int, pipelined: bool, compressed: bool = True) -> dic
 
 
 def _pp(corpus, P: int, B: int, compressed: bool = False) -> dict:
-    from engine.strategies.bunch import BunchConfig
-    from engine.strategies.pattern_bunch import train_pattern_bunch
+    from reproduce.paper1.bunch import BunchConfig
+    from reproduce.paper1.pattern_bunch import train_pattern_bunch
 
     cfg = BunchConfig(bunch=B, lr=1e-6, compressed=compressed, chunk=3 * B, max_bunches=3)
     return train_pattern_bunch(corpus, sizes=SIZES, activation=ACT, cfg=cfg, seed=0, workers=P,

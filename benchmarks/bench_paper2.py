@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from engine.schedule import BUCKETINGS
-from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker
+from reproduce.paper2.bucketed import SeqConfig, SeqData, SeqWorker
 
 # optimal:1 is eq. 1's baseline: one bucket, every batch padded to the longest sequence
 CONFIGS = ["random:1", "optimal:1", "optimal:2", "optimal:3", "optimal:6", "quantile:3",

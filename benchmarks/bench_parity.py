@@ -112,7 +112,7 @@ def ppt_epochs(seed: int = SEED, *, workers: int = 2, local_epoch: int = 32,
     communication time), so a fixed one is used.
     """
     from engine.perfmodel import MachineProfile
-    from engine.strategies.pattern import PPTConfig, train_pattern_parallel
+    from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
 
     X, T = parity(8, activation=ACT)
     profile = MachineProfile("bench-fixed", latency_s=1e-5, bandwidth_Bps=1e9,

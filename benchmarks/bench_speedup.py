@@ -39,7 +39,7 @@ def data(seed: int = 0):
 def ppt_run(X, T, workers: int, *, rounds: int = ROUNDS, per_round: int = PER_ROUND,
             seed: int = 0):
     """One fixed-length PPT run on the local backend; returns the RunRecord."""
-    from engine.strategies.pattern import PPTConfig, train_pattern_parallel
+    from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
 
     m = per_round // workers
     n = X.shape[0]

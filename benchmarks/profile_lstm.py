@@ -63,7 +63,7 @@ def timed_phases() -> dict:
 def epoch(config: str, impl: str, acc: dict):
     """(seconds, phase seconds, trained params) of one epoch of ``config`` ("optimal:6")."""
     from engine.schedule import BUCKETINGS
-    from engine.strategies.bucketed import SeqWorker
+    from reproduce.paper2.bucketed import SeqWorker
     from reproduce.paper2 import tasks
     from reproduce.paper2.setup import DEFAULT
 

@@ -53,7 +53,7 @@ from engine.nets.mlp import MLP  # noqa: E402
 from engine.optim import SGD  # noqa: E402
 from engine.parallel import data_parallel  # noqa: E402
 from engine.perfmodel import FREE  # noqa: E402
-from engine.strategies import pattern  # noqa: E402
+from reproduce.paper3 import ppt as pattern  # noqa: E402
 from reproduce.paper3.setup import DEFAULT  # noqa: E402
 
 PHASES = ("sampling", "forward", "error history", "backward", "update", "verification")

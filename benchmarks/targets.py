@@ -534,7 +534,10 @@ import hashlib, sys, time
 import numpy as np
 from threadpoolctl import threadpool_limits
 from engine.schedule import BUCKETINGS
-from engine.strategies.bucketed import SeqWorker
+try:
+    from reproduce.paper2.bucketed import SeqWorker
+except ImportError:  # PAPER2_BEFORE, where the engine held it
+    from engine.strategies.bucketed import SeqWorker
 from reproduce.paper2 import tasks
 from reproduce.paper2.setup import DEFAULT
 

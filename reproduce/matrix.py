@@ -109,7 +109,7 @@ def data_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, co
 def hidden_units_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1):
     """McCann & Kalman 1994, §2.1: the hidden units of the derivative loop over workers,
     one barrier per pattern; ∂Φ/∂Wz against the serial gradient (eqs. 1–4)."""
-    from engine.strategies import network_partition as NP
+    import reproduce.paper0.network_partition as NP
 
     net = w.make_net(np.random.default_rng(seed))
     out = NP.run_partitioned(net, NP.prepare(net, w.data, loss=net.loss), workers, repeats=1,
@@ -157,8 +157,8 @@ def np_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1
     the trained weights against sequential Quicknet bunch training (not pipelined: a
     pipelined run must differ, the negative control)."""
     from datasets.speech import SpeechConfig, normalize, synthesize
-    from engine.strategies.bunch import BunchConfig, init_rng, train_sequential
-    from engine.strategies.network_parallel import train_network_parallel
+    from reproduce.paper1.bunch import BunchConfig, init_rng, train_sequential
+    from reproduce.paper1.network_parallel import train_network_parallel
 
     corpus = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=1),
                         rng=np.random.default_rng(seed))

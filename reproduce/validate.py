@@ -138,7 +138,7 @@ def _ppt(quick: bool) -> Case:
     """Pattern-parallel training (paper3, Dahl et al. 2008): paper3's net and data, a fixed
     number of rounds (threshold 0: the stopping rule never fires)."""
     from datasets.parity import parity
-    from engine.strategies.pattern import PPTConfig, train_pattern_parallel
+    from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
     from reproduce.paper3.setup import DEFAULT as S
 
     X, T = parity(S.bits, activation=S.activation)
@@ -171,9 +171,9 @@ def _quicknet(kind: str, quick: bool) -> Case:
     Färber 1997): pattern-parallel (``PP``, §2.2: the bunch split over workers, one
     allreduce per bunch) or network-parallel (``NP``, §2.1: the hidden units split, an
     allgather and a broadcast per bunch), each with the bunch size paper1 times it with."""
-    from engine.strategies.bunch import BunchConfig
-    from engine.strategies.network_parallel import train_network_parallel
-    from engine.strategies.pattern_bunch import train_pattern_bunch
+    from reproduce.paper1.bunch import BunchConfig
+    from reproduce.paper1.network_parallel import train_network_parallel
+    from reproduce.paper1.pattern_bunch import train_pattern_bunch
 
     train, B = {"PP": (train_pattern_bunch, 500), "NP": (train_network_parallel, 48)}[kind]
     corpus, sizes, epochs = _speech(quick), (156, 400, 56), 1 if quick else 8
@@ -229,7 +229,7 @@ def _elman():
 def _partition(quick: bool) -> Case:
     """Network partition, one barrier per pattern (paper0 §2.1, McCann & Kalman 1994)."""
     from engine.parallel import driver
-    from engine.strategies import network_partition as NP
+    import reproduce.paper0.network_partition as NP
 
     data, net = _elman()
     preps = NP.prepare(net, data, loss=net.loss)
@@ -247,7 +247,7 @@ def _partition(quick: bool) -> Case:
 
 def _sequence(quick: bool) -> Case:
     """Training-sequence partition with CG (paper0 §2.2)."""
-    from engine.strategies.sequence import train_cg
+    from reproduce.paper0.sequence import train_cg
 
     data, net = _elman()
     sizes = dict(n_in=net.n_in, n_hidden=net.n_hidden, n_out=net.n_out, n_feedback=net.F,
@@ -280,7 +280,7 @@ def _bucketed(scheme: str, quick: bool) -> Case:
     """Bucketed LSTM+CTC training (paper2, Khomenko et al. 2016): gradient allreduce per
     batch, or model averaging per epoch (eq. 3)."""
     from datasets.handwriting import ALPHABET
-    from engine.strategies.bucketed import SeqConfig, train_bucketed
+    from reproduce.paper2.bucketed import SeqConfig, train_bucketed
 
     data, tr, va = _handwriting()
     epochs = 1 if quick else 3

@@ -109,7 +109,7 @@ def _ppt(ns, comm):
     import numpy as np
 
     from datasets.parity import parity
-    from engine.strategies.pattern import PPTConfig, train_pattern_parallel
+    from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
 
     X, T = parity(ns.bits, activation=ns.activation)
     cfg = PPTConfig(local_epoch=ns.local_epoch, lr=ns.lr, momentum=ns.momentum, k=ns.k,

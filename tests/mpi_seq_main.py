@@ -29,7 +29,7 @@ def main(argv=None) -> int:
 
         from test_bucketed import small_problem
 
-        from engine.strategies.bucketed import train_bucketed
+        from reproduce.paper2.bucketed import train_bucketed
 
         data, n_out, tr, va, cfg = small_problem(ns.scheme)
         rec = train_bucketed(data, n_out, train_idx=tr, val_idx=va, cfg=cfg, seed=ns.seed,

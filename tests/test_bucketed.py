@@ -13,7 +13,7 @@ from datasets.handwriting import N_CLASSES, handwriting
 from engine.perfmodel import MachineProfile, allreduce_time
 from engine.schedule import optimal_buckets
 from engine.parallel.reference import serial_reference
-from engine.strategies.bucketed import (SeqConfig, SeqData, SeqWorker, dp_config, net_maker, subset,
+from reproduce.paper2.bucketed import (SeqConfig, SeqData, SeqWorker, dp_config, net_maker, subset,
                                         train_bucketed)
 
 

@@ -71,7 +71,7 @@ def test_negative_control_a_wrong_reference_fails(strategy, net):
 
 def test_negative_control_model_parallel_against_the_wrong_method():
     """The hidden-unit partition computes eqs. 1–4; a reference from a perturbed net fails."""
-    from engine.strategies import network_partition as NP
+    import reproduce.paper0.network_partition as NP
 
     w = WORKLOADS["elman"]
     net = w.make_net(np.random.default_rng(1))

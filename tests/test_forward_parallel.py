@@ -4,8 +4,8 @@ import pytest
 
 from engine.nets.mlp import MLP
 from engine.perfmodel import MachineProfile
-from engine.strategies.bunch import init_rng
-from engine.strategies.forward_parallel import forward_parallel, serial_forward
+from reproduce.paper1.bunch import init_rng
+from reproduce.paper1.forward_parallel import forward_parallel, serial_forward
 
 SIZES = (13, 10, 5)
 

@@ -12,7 +12,7 @@ from engine.optim import ConjugateGradient
 from engine.parallel import driver
 from engine.perfmodel import MachineProfile, barrier_time_linear
 from engine.schedule import longest_first
-from engine.strategies import network_partition as network, sequence
+from reproduce.paper0 import network_partition as network, sequence
 
 SIZES = dict(n_in=3, n_hidden=5, n_out=2, n_feedback=3, n_hidden2=2)
 

@@ -19,8 +19,9 @@ import pytest
 from datasets.parity import parity
 from engine.nets.mlp import MLP
 from engine.perfmodel import MachineProfile
-from engine.strategies import PPTConfig, train_pattern_parallel, train_serial
-from engine.strategies.pattern import _mlp, worker_seeds
+from engine.strategies import train_serial
+from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
+from reproduce.paper3.ppt import _mlp, worker_seeds
 
 PROFILE = MachineProfile("test", 1e-6, 1e9, "test")
 SIZES = (4, 6, 1)
@@ -205,7 +206,7 @@ def test_ppt_is_a_data_parallel_configuration(combine):
 
     from engine.data import Patterns
     from engine.parallel.reference import serial_reference
-    from engine.strategies.pattern import data_parallel
+    from reproduce.paper3.ppt import data_parallel
 
     P, cfg = 3, make_cfg(3, combine=combine)
     rec = run("emulated", P, cfg)
@@ -334,7 +335,7 @@ def test_a_failed_runs_final_mse_is_reported_but_not_timed(monkeypatch, backend,
     reported for a run that hit max_epochs is only ours, and a measured wall time ends
     with the last round, as an emulated run's time does. A full_mse made slow shows
     where it ran; the control, a run that verifies, must pay for it."""
-    from engine.strategies.pattern import ErrorEstimateStop
+    from reproduce.paper3.ppt import ErrorEstimateStop
 
     slow = 1.0  # s; the runs themselves take milliseconds
     full = ErrorEstimateStop.full_mse

@@ -73,7 +73,7 @@ def _lstm_ctc():
     net.params += rng.uniform(-0.3, 0.3, net.n_params)  # non-zero biases too
     batch = _seq_data(rng).batch(np.array([0, 1, 2, 3]), 7)  # padded one step past the longest
 
-    def old(net, batch):  # engine/strategies/bucketed.py SeqWorker.grad
+    def old(net, batch):  # reproduce/paper2/bucketed.py SeqWorker.grad
         x, mask, tgt = batch
         y, cache = net.forward(x, mask)
         loss, dy = ctc_loss_and_grad(y, tgt)

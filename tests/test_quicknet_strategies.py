@@ -18,10 +18,10 @@ from datasets.speech import N_STATIC, SpeechConfig, normalize, synthesize
 from engine.nets.mlp import MLP
 from engine.perfmodel import MachineProfile
 from engine.optim import SGD
-from engine.strategies.bunch import (BunchConfig, bunches, data_rng, epoch_chunks, init_rng,
+from reproduce.paper1.bunch import (BunchConfig, bunches, data_rng, epoch_chunks, init_rng,
                                      train_sequential)
-from engine.strategies.network_parallel import hidden_blocks, np_emulated, train_network_parallel
-from engine.strategies.pattern_bunch import pp_emulated, share, train_pattern_bunch
+from reproduce.paper1.network_parallel import hidden_blocks, np_emulated, train_network_parallel
+from reproduce.paper1.pattern_bunch import pp_emulated, share, train_pattern_bunch
 
 SIZES = (156, 9, 56)
 ACT = "logistic"
@@ -208,7 +208,7 @@ def test_blocks_and_shares():
 
 
 def test_schedule_events_and_early_stop():
-    from engine.strategies.bunch import schedule
+    from reproduce.paper1.bunch import schedule
 
     cfg = BunchConfig(bunch=4, lr=0.1, epochs=2, chunk=10)  # chunks of 12 frames
     ev = list(schedule(30, cfg, data_rng(0)))

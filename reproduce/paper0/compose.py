@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from engine.strategies.network_partition import split_even
+from reproduce.paper0.network_partition import split_even
 from reproduce import report as R
 from reproduce.paper0.setup import NAME, NETS
 

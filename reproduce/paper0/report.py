@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from engine.strategies.network_partition import split_even
+from reproduce.paper0.network_partition import split_even
 from reproduce import report as R
 from reproduce.paper0.compose import (BOUND, KERNEL, MANYCORE_CURVES, TOL, _bytes, _row_P,  # noqa: F401
                                       frames, manycore_emulated, netpart_emulated, seqpart_emulated,

@@ -83,7 +83,8 @@ def run_task(task: Task, comm, run) -> dict:
     from threadpoolctl import threadpool_limits
 
     from engine.nets.elman import Elman
-    from engine.strategies import network_partition as network, sequence
+    import reproduce.paper0.network_partition as network
+    import reproduce.paper0.sequence as sequence
 
     setup, p = run.setup, task.params
     load = os.getloadavg()
@@ -157,7 +158,7 @@ def _vectorise(net, data, setup: Setup) -> dict:
     """Derivative-epoch seconds: forward-propagated derivatives per chunk size, BPTT,
     a forward epoch, and the share of the §2.1 loop in one CG iteration."""
     from engine.nets import elman as E
-    from engine.strategies import network_partition as network
+    import reproduce.paper0.network_partition as network
 
     out = {"forward_deriv_s": {}, "n_params": net.n_params, "patterns": data.n_patterns}
     for c in setup.vec_chunks:
@@ -185,7 +186,7 @@ def _prep(net, batch):
 
 def _train(net, corpus, setup: Setup, *, workers: int) -> dict:
     from datasets import nettalk
-    from engine.strategies import sequence
+    import reproduce.paper0.sequence as sequence
 
     x0 = net.params.copy()
     r = sequence.run_local_cg(corpus.data, x0, sizes=NETTALK, workers_deriv=workers, workers_fwd=1,

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from engine.strategies.network_partition import split_even
+from reproduce.paper0.network_partition import split_even
 from reproduce import claims as C
 from reproduce import report as R
 from reproduce import why as W

@@ -16,8 +16,8 @@ import numpy as np
 from engine.nets.mlp import MLP
 from engine.perfmodel import measure_here
 from reproduce.paper1.spert import SpertModel, fit_line, n_wts
-from engine.strategies.bunch import BunchConfig
-from engine.strategies.network_parallel import NPMaster, NPSlave, hidden_blocks
+from reproduce.paper1.bunch import BunchConfig
+from reproduce.paper1.network_parallel import NPMaster, NPSlave, hidden_blocks
 
 N_I, N_O = 156, 56
 

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from datasets.speech import normalize, speaker_split, synthesize
 from engine.nets.mlp import MLP
-from engine.strategies.bunch import BunchConfig, init_rng, train_sequential
+from reproduce.paper1.bunch import BunchConfig, init_rng, train_sequential
 from reproduce.paper1.setup import TABLE1_HIDDEN, Setup
 from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds
 from reproduce.runner import Task
@@ -152,12 +152,12 @@ def run_task(task: Task, comm, run) -> dict | None:
         net.init_uniform(init_rng(p["seed"]), scale=setup.init_scale)
         r = train_sequential(net, tr, cfg=cfg, seed=p["seed"], cv=cv)
     elif p["mode"] == "NP":
-        from engine.strategies.network_parallel import np_emulated
+        from reproduce.paper1.network_parallel import np_emulated
 
         r = np_emulated(tr, sizes=sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
                         slaves=p["slaves"], cv=cv, init_scale=setup.init_scale)
     else:
-        from engine.strategies.pattern_bunch import pp_emulated
+        from reproduce.paper1.pattern_bunch import pp_emulated
 
         r = pp_emulated(tr, sizes=sizes, activation=setup.activation, cfg=cfg, seed=p["seed"],
                         slaves=p["slaves"], cv=cv, init_scale=setup.init_scale)
@@ -182,8 +182,8 @@ def is_table2(p: dict, setup: Setup) -> bool:
 
 def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
     from reproduce.paper1.spert import n_wts
-    from engine.strategies.network_parallel import train_network_parallel
-    from engine.strategies.pattern_bunch import train_pattern_bunch
+    from reproduce.paper1.network_parallel import train_network_parallel
+    from reproduce.paper1.pattern_bunch import train_pattern_bunch
 
     B, P = p["bunch"], p["P"]
     nb = max(1, setup.measured_patterns // B) if p["strategy"] == "NP" else 3
@@ -220,9 +220,9 @@ def _perf(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
 def _warmup(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
     """One measured PP run of ``p["bunches"]`` bunches (compressed input, one chunk), as
     :func:`_perf` times its 3, every bunch's time kept: the slowest rank's compute and
-    communication per bunch (engine/strategies/bunch.py ``collect``'s steps; the rounds of the
+    communication per bunch (reproduce/paper1/bunch.py ``collect``'s steps; the rounds of the
     chunk and the utterance boundaries left out), and the run's wall."""
-    from engine.strategies.pattern_bunch import train_pattern_bunch
+    from reproduce.paper1.pattern_bunch import train_pattern_bunch
 
     B, nb = p["bunch"], p["bunches"]
     cfg = BunchConfig(bunch=B, lr=1e-4, epochs=1, pipelined=False, compressed=True, chunk=nb * B,
@@ -246,7 +246,7 @@ def _fwd(tr, sizes, p, *, setup: Setup, backend: str, comm) -> dict | None:
     from threadpoolctl import threadpool_limits
 
     from reproduce.paper1.spert import n_wts
-    from engine.strategies.forward_parallel import forward_parallel, serial_forward
+    from reproduce.paper1.forward_parallel import forward_parallel, serial_forward
 
     B, P = p["bunch"], p["P"]
     n = min(setup.measured_patterns if p["strategy"] == "NP" else 3 * B, tr.n_frames)

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from reproduce.paper1.spert import n_wts, spert_terms
-from engine.strategies.bunch import BunchConfig
+from reproduce.paper1.bunch import BunchConfig
 from reproduce import claims as C
 from reproduce import why as W
 from reproduce.paper1 import claims as P1C
@@ -37,7 +37,7 @@ PP_SPLIT = ("pp_over_sequential_same_bunch", "bunch_over_sequential_bunch", "pp_
 
 
 def updates_per_epoch(n: int, B: int, chunk: int) -> int:
-    """Weight updates an epoch (engine.strategies.bunch.epoch_chunks): bunches of B cut from
+    """Weight updates an epoch (reproduce.paper1.bunch.epoch_chunks): bunches of B cut from
     chunks of B·⌈chunk/B⌉ frames, whole bunches but for the epoch's last chunk (so ⌈n/B⌉)."""
     c = BunchConfig(bunch=B, lr=0.0, chunk=chunk).chunk_frames
     return sum(-(-min(c, n - lo) // B) for lo in range(0, n, c))

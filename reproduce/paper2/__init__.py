@@ -4,7 +4,8 @@ LSTM + CTC on online handwriting, optimal sequence bucketing, data-parallel mode
 averaging.
 
 ``setup.py``: the paper's setup and reported numbers as data; ``tasks.py``: the
-training runs, epoch timings and padded-cell layouts; ``timing_k.py``: Fig. 4's epoch
+training runs, epoch timings and padded-cell layouts; ``bucketed.py``: bucketed LSTM+CTC
+training as a configuration of the engine's data-parallel family; ``timing_k.py``: Fig. 4's epoch
 times at other mini-batch sizes (timing only, cached under their own code hash);
 ``report.py`` and ``text.py``: tables, plots and report.md. ``python -m reproduce
 paper2`` runs it through :func:`reproduce.harness.run_paper`.
@@ -14,4 +15,5 @@ from dataclasses import replace
 from reproduce.harness import Paper
 from reproduce.paper2 import setup, tasks, timing_k
 
-PAPER = replace(Paper.of(setup, tasks), make_tasks=timing_k.make_tasks, run_task=timing_k.run_task)
+PAPER = replace(Paper.of(setup, tasks, code=("reproduce/paper2/bucketed",)),
+                make_tasks=timing_k.make_tasks, run_task=timing_k.run_task)

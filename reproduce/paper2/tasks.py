@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, model_validator
 from engine.perfmodel import measure_here
 from engine.profile_schema import ProfileModel
 from engine.schedule import BUCKETINGS, epoch_batches, padded_cells
-from engine.strategies.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
+from reproduce.paper2.bucketed import SeqConfig, SeqData, SeqWorker, train_bucketed
 from reproduce.paper2.setup import DATA_SEED, VAL_FRACTION, Setup
 from reproduce.result_schema import Count, Fraction, Load, LoadAvg, Result, Seconds
 from reproduce.runner import Task

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from engine.schedule import BUCKETINGS
-from engine.strategies.bucketed import SeqWorker
+from reproduce.paper2.bucketed import SeqWorker
 import reproduce.paper2.tasks as tasks
 from reproduce.runner import Task, code_hash
 

@@ -12,7 +12,7 @@ import numpy as np
 from datasets.parity import parity
 from engine.nets.mlp import MLP
 from engine.perfmodel import FREE, measure_here
-from engine.strategies.pattern import PPTConfig, train_pattern_parallel, worker_seeds
+from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel, worker_seeds
 from engine.strategies.serial import train_serial
 from reproduce.paper3.setup import gige2008
 from reproduce.result_schema import Count, Fraction, Result, Seconds

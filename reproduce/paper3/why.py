@@ -19,11 +19,11 @@ from reproduce.paper3.setup import NAME
 # The issue "The why behind every verdict": split every training speed-up into (serial passes ÷
 # parallel passes) × (time per pass, serial ÷ parallel), with intervals, per P. A pass is an
 # epoch, n pattern presentations (the training set, §3): the serial run's batch epoch, and for
-# PPT the presentations over all nodes / n (engine/strategies/pattern.py: epochs = rounds · P ·
+# PPT the presentations over all nodes / n (reproduce/paper3/ppt.py: epochs = rounds · P ·
 # m / n), so a round of P nodes at local epoch m is P·m/n of a pass (one at 8 nodes, m = 32).
 WHY = ("passes_ratio", "time_per_pass_ratio", "speedup")
 WHY_PASS = ("a pass is an epoch, n pattern presentations (the whole training set): for PPT "
-            "those over all nodes, so a round is P·m/n of one (engine/strategies/pattern.py)")
+            "those over all nodes, so a round is P·m/n of one (reproduce/paper3/ppt.py)")
 
 
 def paired_runs(runs: pd.DataFrame, P: int, m: int, source: str) -> tuple[dict, int]:

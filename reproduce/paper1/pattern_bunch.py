@@ -33,7 +33,7 @@ from engine.nets.mlp import MLP
 from engine.parallel import driver
 from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker
 from engine.perfmodel import FREE
-from engine.strategies.bunch import (INIT_KEY, BunchConfig, InputFeed, bunches, collect, data_rng,
+from reproduce.paper1.bunch import (INIT_KEY, BunchConfig, InputFeed, bunches, collect, data_rng,
                                      epoch_chunks, frame_accuracy)
 
 
@@ -101,7 +101,7 @@ class QuicknetFeed(Hooks):
         self.tr_acc, self.cv_acc = [], []
 
     def steps(self, comm, rep, epoch: int):
-        """One epoch of the chunked order (:func:`engine.strategies.bunch.epoch_chunks`):
+        """One epoch of the chunked order (:func:`reproduce.paper1.bunch.epoch_chunks`):
         a round per chunk (its frames, with compressed input), then this slave's
         share of each bunch; before all, the round of the utterance boundaries."""
         cfg, feed, clock = self.cfg, self.feed, comm.clock
@@ -168,7 +168,7 @@ def pp_worker(comm, *, corpus, sizes, activation: str, cfg: BunchConfig, seed: i
               init_scale: float = 0.1, cv=None, on_epoch=None) -> dict:
     """SPMD body of PP training on any communicator: :func:`dp_worker` with
     :func:`as_data_parallel`'s configuration and :class:`QuicknetFeed`, the initial
-    weights from the bunch strategies' stream (:func:`engine.strategies.bunch.init_rng`)."""
+    weights from the bunch strategies' stream (:func:`reproduce.paper1.bunch.init_rng`)."""
     return dp_worker(comm, make_net=make_mlp(sizes, activation, init_scale=init_scale), data=corpus,
                      cfg=as_data_parallel(cfg), seed=seed, init_key=INIT_KEY,
                      hooks=QuicknetFeed(corpus, sizes=sizes, cfg=cfg, seed=seed, cv=cv,
@@ -181,7 +181,7 @@ def train_pattern_bunch(corpus, *, sizes, activation: str, cfg: BunchConfig, see
                         ) -> dict | None:
     """PP training on ``workers`` ranks of any backend of :func:`engine.parallel.driver.run`
     (``emulated``: every collective charged by ``profile``). Returns on rank 0 (None on
-    other MPI ranks) the dict of :func:`engine.strategies.bunch.collect` plus "params"."""
+    other MPI ranks) the dict of :func:`reproduce.paper1.bunch.collect` plus "params"."""
     n_in = corpus.windows(np.zeros(1, np.int64)).shape[1]
     need = max(MLP(sizes).n_params + 2 + QuicknetFeed.extra, cfg.bunch * n_in,
                (cfg.chunk_frames + 8) * 13)

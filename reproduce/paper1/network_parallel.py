@@ -25,7 +25,7 @@ forward pass activations"). The last pending update runs after the last bunch.
 
 Collectives: the partials travel by allgather (the master reads them), the error
 by broadcast from the master. Bytes are counted per slave as MultiSpert moves
-them (:mod:`engine.strategies.bunch`).
+them (:mod:`reproduce.paper1.bunch`).
 
 The worker is written once and runs unchanged on every backend of
 :func:`engine.parallel.driver.run` (in-process, local, MPI, emulated); an
@@ -41,7 +41,7 @@ from engine.nets.mlp import MLP
 from engine.optim import SGD
 from engine.parallel import driver
 from engine.perfmodel import FREE
-from engine.strategies.bunch import (BunchConfig, InputFeed, collect, data_rng,
+from reproduce.paper1.bunch import (BunchConfig, InputFeed, collect, data_rng,
                                      frame_accuracy, init_rng, schedule)
 
 

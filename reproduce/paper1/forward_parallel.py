@@ -21,9 +21,9 @@ from time import perf_counter
 import numpy as np
 
 from engine.parallel import driver
-from engine.strategies.bunch import BunchConfig
-from engine.strategies.network_parallel import NPSlave, _init_net, hidden_blocks
-from engine.strategies.pattern_bunch import share
+from reproduce.paper1.bunch import BunchConfig
+from reproduce.paper1.network_parallel import NPSlave, _init_net, hidden_blocks
+from reproduce.paper1.pattern_bunch import share
 
 
 def serial_forward(x: np.ndarray, *, sizes, activation: str, seed: int, bunch: int,
