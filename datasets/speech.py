@@ -30,22 +30,113 @@ What is synthesised (:func:`synthesize`):
   utterance are kept in ``info["words"]`` (the references of word error rate).
 
 Each frame's input pattern is a 9-frame window of 156 values (§2.4), clamped at
-utterance boundaries: its geometry and the corpus container
-(:class:`engine.data.FrameCorpus`) live in :mod:`engine.data`, because a Quicknet
-slave builds the windows itself from compressed input.
+utterance boundaries: :class:`FrameCorpus` and :func:`windows_from_frames` (which a
+Quicknet slave calls to build the windows itself from compressed input,
+reproduce/paper1/bunch.py).
 
 The cross-validation split is by speaker (:func:`speaker_split`): no speaker
 of the CV set is heard in training.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from engine.data import (CONTEXT, DELTA_FRAMES, HALF, N_INPUTS, N_STATIC, FrameCorpus,  # noqa: F401
-                         context_index, windows_from_frames)
+
+# ---- acoustic frames and their 9-frame windows (Quicknet, Färber 1997 §2.4) ----------------------
+# §2.4 says a window of nine 10 ms frames, Table 2 says 156 inputs; 156 is not a
+# multiple of 9, and the paper does not say how. Ours: the 13 statics of all 9 frames
+# (117) plus the 13 deltas of the 3 centre frames (39), delta(t) = (c(t+1) − c(t−1))/2.
+# The deltas are a function of the statics inside the window, so a slave that holds a
+# chunk of 13-value frames builds the whole 156-value window itself (compressed input,
+# §2.4). Windows are clamped at utterance boundaries (edge frames repeated).
+N_STATIC = 13  # 12 cepstra + log energy per 10 ms frame
+CONTEXT = 9  # §2.4: "typically nine 10ms frames wide"
+HALF = CONTEXT // 2
+DELTA_FRAMES = 3  # deltas of the centre 3 frames
+N_INPUTS = CONTEXT * N_STATIC + DELTA_FRAMES * N_STATIC  # 117 + 39 = 156
+
+
+@dataclass
+class FrameCorpus:
+    """Frames of many utterances, concatenated, with a class label per frame.
+
+    frames (n, 13) float64, labels (n,) int64 in 0..n_classes−1, starts
+    (n_utt + 1,) int64 utterance offsets (starts[0] = 0, starts[-1] = n),
+    speakers (n_utt,) int64.
+    """
+
+    frames: np.ndarray
+    labels: np.ndarray
+    starts: np.ndarray
+    speakers: np.ndarray
+    n_classes: int
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._ctx = None
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.frames.shape[0])
+
+    @property
+    def n_utts(self) -> int:
+        return int(self.starts.size - 1)
+
+    @property
+    def ctx(self) -> np.ndarray:
+        """(n, 9) frame indices of every frame's window, clamped to its utterance."""
+        if self._ctx is None:
+            self._ctx = context_index(self.starts)
+        return self._ctx
+
+    def windows(self, idx: np.ndarray) -> np.ndarray:
+        """The 156-value input patterns of the frames ``idx`` (:func:`windows_from_frames`)."""
+        return windows_from_frames(self.frames, self.ctx[idx])
+
+    def targets(self, idx: np.ndarray, *, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        """One-of-n_classes targets (len(idx), n_classes) with ``low``/``high`` at the
+        output's asymptotes."""
+        T = np.full((len(idx), self.n_classes), low)  # (B, n_classes)
+        T[np.arange(len(idx)), self.labels[idx]] = high
+        return T
+
+    def subset(self, utts: np.ndarray):
+        """The utterances ``utts`` (indices, in that order) as a new corpus of this type."""
+        utts = np.asarray(utts, dtype=np.int64)
+        lens = np.diff(self.starts)[utts]
+        rows = np.concatenate([np.arange(self.starts[u], self.starts[u + 1]) for u in utts]) \
+            if utts.size else np.zeros(0, np.int64)
+        starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        return type(self)(self.frames[rows], self.labels[rows], starts, self.speakers[utts],
+                          self.n_classes, dict(self.info))
+
+
+def context_index(starts: np.ndarray) -> np.ndarray:
+    """(n, 9) indices t−4..t+4 of every frame t, clamped into t's own utterance."""
+    starts = np.asarray(starts, dtype=np.int64)
+    n = int(starts[-1])
+    lens = np.diff(starts)
+    lo = np.repeat(starts[:-1], lens)  # (n,) first frame of each frame's utterance
+    hi = np.repeat(starts[1:] - 1, lens)  # (n,) last frame
+    t = np.arange(n)[:, None] + np.arange(-HALF, HALF + 1)[None, :]  # (n, 9)
+    return np.clip(t, lo[:, None], hi[:, None])
+
+
+def windows_from_frames(frames: np.ndarray, ctx_rows: np.ndarray) -> np.ndarray:
+    """Build (B, 156) patterns from frames and (B, 9) window row indices into ``frames``.
+
+    Values 0..116: the 13 statics of the 9 frames, oldest first; 117..155: the
+    deltas (c(t+1) − c(t−1))/2 of the frames at window positions 3, 4, 5.
+    """
+    S = frames[ctx_rows]  # (B, 9, 13)
+    B = S.shape[0]
+    c = HALF  # centre position 4; the deltas at positions 3, 4, 5 use positions 2..6
+    D = 0.5 * (S[:, c:c + 3] - S[:, c - 2:c + 1])  # (B, 3, 13): position j: S[j+1] − S[j−1]
+    return np.concatenate([S.reshape(B, -1), D.reshape(B, -1)], axis=1)  # (B, 156)
 
 # ---- the phone set and lexicon ---------------------------------------------------------
 PHONES = (
@@ -105,7 +196,7 @@ def class_coverage() -> tuple[int, list[str]]:
 # ---- the corpus container ---------------------------------------------------------------
 @dataclass
 class SpeechCorpus(FrameCorpus):
-    """A :class:`engine.data.FrameCorpus` whose labels are the 56 phone classes of
+    """A :class:`FrameCorpus` whose labels are the 56 phone classes of
     :data:`PHONES` unless told otherwise."""
 
     n_classes: int = N_CLASSES

@@ -1,28 +1,22 @@
 """Data containers: what a network's ``loss_and_grad`` takes, and what datasets build.
 
 The engine owns the containers; ``datasets/`` only generates workloads into them
-(docs/engine.md). Each network of :mod:`engine.nets` takes one
-batch type:
+(docs/engine.md). Each network of :mod:`engine.nets` takes one batch type:
 
-* :class:`Patterns` (X, T): independent patterns, the batch of the MLP
-  (parity, Dahl et al. 2008; the Quicknet frames, Färber 1997).
+* :class:`Patterns` (X, T): independent patterns, the batch of the MLP.
 * :class:`Sequences`: patterns of many sequences back to back, one target per
-  pattern (NETtalk and the §3.1 stand-ins of McCann & Kalman 1994). Its
-  :meth:`Sequences.batch` pads some of them time-major into a :class:`SeqBatch`,
-  the batch of the Elman net (and of the LSTM under a per-step loss).
+  pattern. Its :meth:`Sequences.batch` pads some of them time-major into a
+  :class:`SeqBatch`, the batch of the Elman net (and of the LSTM under a per-step loss).
 * :func:`pad_batch` and :class:`SeqData`: variable-length sequences with label
   strings; :meth:`SeqData.batch` pads some of them into a :class:`CTCBatch`
-  (x, mask, CTC target), the batch of the LSTM under CTC (Khomenko et al. 2016).
-* :class:`FrameCorpus`: acoustic frames of many utterances and the 9-frame input
-  windows built from them (Färber 1997, §2.4), which a Quicknet slave also
-  builds itself from compressed input.
+  (x, mask, CTC target), the batch of the LSTM under CTC.
 
 Padded batches are time-major: arrays (L, S, n) hold step t of S sequences and
 ``mask`` (L, S) is 1 where sequence s has a step t.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -161,97 +155,3 @@ class SeqData:
         for b, i in enumerate(idx):
             lab[b, :self.label_lengths[i]] = self.labels[i]
         return CTCBatch(x, mask, CTCTarget(lab, self.label_lengths[idx], self.lengths[idx]))
-
-
-# ---- acoustic frames and their 9-frame windows (Quicknet, Färber 1997 §2.4) -----------------
-# §2.4 says a window of nine 10 ms frames, Table 2 says 156 inputs; 156 is not a
-# multiple of 9, and the paper does not say how. Ours: the 13 statics of all 9 frames
-# (117) plus the 13 deltas of the 3 centre frames (39), delta(t) = (c(t+1) − c(t−1))/2.
-# The deltas are a function of the statics inside the window, so a slave that holds a
-# chunk of 13-value frames builds the whole 156-value window itself (compressed input,
-# §2.4). Windows are clamped at utterance boundaries (edge frames repeated).
-N_STATIC = 13  # 12 cepstra + log energy per 10 ms frame
-CONTEXT = 9  # §2.4: "typically nine 10ms frames wide"
-HALF = CONTEXT // 2
-DELTA_FRAMES = 3  # deltas of the centre 3 frames
-N_INPUTS = CONTEXT * N_STATIC + DELTA_FRAMES * N_STATIC  # 117 + 39 = 156
-
-
-@dataclass
-class FrameCorpus:
-    """Frames of many utterances, concatenated, with a class label per frame.
-
-    frames (n, 13) float64, labels (n,) int64 in 0..n_classes−1, starts
-    (n_utt + 1,) int64 utterance offsets (starts[0] = 0, starts[-1] = n),
-    speakers (n_utt,) int64.
-    """
-
-    frames: np.ndarray
-    labels: np.ndarray
-    starts: np.ndarray
-    speakers: np.ndarray
-    n_classes: int
-    info: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        self._ctx = None
-
-    @property
-    def n_frames(self) -> int:
-        return int(self.frames.shape[0])
-
-    @property
-    def n_utts(self) -> int:
-        return int(self.starts.size - 1)
-
-    @property
-    def ctx(self) -> np.ndarray:
-        """(n, 9) frame indices of every frame's window, clamped to its utterance."""
-        if self._ctx is None:
-            self._ctx = context_index(self.starts)
-        return self._ctx
-
-    def windows(self, idx: np.ndarray) -> np.ndarray:
-        """The 156-value input patterns of the frames ``idx`` (:func:`windows_from_frames`)."""
-        return windows_from_frames(self.frames, self.ctx[idx])
-
-    def targets(self, idx: np.ndarray, *, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-        """One-of-n_classes targets (len(idx), n_classes) with ``low``/``high`` at the
-        output's asymptotes."""
-        T = np.full((len(idx), self.n_classes), low)  # (B, n_classes)
-        T[np.arange(len(idx)), self.labels[idx]] = high
-        return T
-
-    def subset(self, utts: np.ndarray):
-        """The utterances ``utts`` (indices, in that order) as a new corpus of this type."""
-        utts = np.asarray(utts, dtype=np.int64)
-        lens = np.diff(self.starts)[utts]
-        rows = np.concatenate([np.arange(self.starts[u], self.starts[u + 1]) for u in utts]) \
-            if utts.size else np.zeros(0, np.int64)
-        starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        return type(self)(self.frames[rows], self.labels[rows], starts, self.speakers[utts],
-                          self.n_classes, dict(self.info))
-
-
-def context_index(starts: np.ndarray) -> np.ndarray:
-    """(n, 9) indices t−4..t+4 of every frame t, clamped into t's own utterance."""
-    starts = np.asarray(starts, dtype=np.int64)
-    n = int(starts[-1])
-    lens = np.diff(starts)
-    lo = np.repeat(starts[:-1], lens)  # (n,) first frame of each frame's utterance
-    hi = np.repeat(starts[1:] - 1, lens)  # (n,) last frame
-    t = np.arange(n)[:, None] + np.arange(-HALF, HALF + 1)[None, :]  # (n, 9)
-    return np.clip(t, lo[:, None], hi[:, None])
-
-
-def windows_from_frames(frames: np.ndarray, ctx_rows: np.ndarray) -> np.ndarray:
-    """Build (B, 156) patterns from frames and (B, 9) window row indices into ``frames``.
-
-    Values 0..116: the 13 statics of the 9 frames, oldest first; 117..155: the
-    deltas (c(t+1) − c(t−1))/2 of the frames at window positions 3, 4, 5.
-    """
-    S = frames[ctx_rows]  # (B, 9, 13)
-    B = S.shape[0]
-    c = HALF  # centre position 4; the deltas at positions 3, 4, 5 use positions 2..6
-    D = 0.5 * (S[:, c:c + 3] - S[:, c - 2:c + 1])  # (B, 3, 13): position j: S[j+1] − S[j−1]
-    return np.concatenate([S.reshape(B, -1), D.reshape(B, -1)], axis=1)  # (B, 156)

@@ -268,7 +268,7 @@ def test_seq_data_batch_is_a_ctc_batch():
 
 def test_speech_corpus_is_a_frame_corpus_of_56_classes():
     from datasets import speech as S
-    from engine.data import FrameCorpus
+    from datasets.speech import FrameCorpus
 
     c = S.SpeechCorpus(np.zeros((5, S.N_STATIC)), np.zeros(5, np.int64), np.array([0, 2, 5]),
                        np.array([0, 1]))

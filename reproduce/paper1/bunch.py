@@ -30,7 +30,7 @@ from time import perf_counter
 
 import numpy as np
 
-from engine.data import HALF, N_STATIC, windows_from_frames
+from datasets.speech import HALF, N_STATIC, windows_from_frames
 
 
 @dataclass(frozen=True)
