@@ -13,16 +13,10 @@ the first R_l = N(l) mod P processors get one node more than the others::
     I_{p,l}      = number of nodes processor p owns in layer l
 
 Indices are 0-based (n = 0..N−1, p = 0..P−1, i = 0..I_{p,l}−1), as the
-formulas require. Two things in the printed text need care:
-
-- The paper prints I_{p,l} = ⌊(N(l) + P + p − 1) / P⌋. With that sign the
-  counts add up to more than N(l) whenever P > 1 (N = 7, P = 3 gives
-  3 + 3 + 3 = 9; N = 8, P = 2 gives 4 + 5 = 9). The standard linear-distribution count, which is the
-  one μ and μ⁻¹ above imply, is ⌊(N(l) + P − p − 1) / P⌋ = K + [p < R].
-  :func:`count` uses the latter; :func:`count_as_printed` keeps the printed
-  one so the report and the tests can show the difference.
-- μ divides by K. When N(l) < P, K = 0 and every node n < R is its own
-  block, so p = n; :meth:`LinearDistribution.owner` handles that case.
+formulas require. :func:`count` is I_{p,l} = ⌊(N(l) + P − p − 1) / P⌋ = K + [p < R],
+the count μ and μ⁻¹ imply (a misprinted sign of it that over-counts is kept, with its
+source, in reproduce/paper4/model.py). μ divides by K. When N(l) < P, K = 0 and every
+node n < R is its own block, so p = n; :meth:`LinearDistribution.owner` handles that case.
 """
 from __future__ import annotations
 
@@ -35,11 +29,6 @@ import numpy as np
 def count(N: int, P: int, p: int) -> int:
     """I_{p,l}: nodes processor p owns in a layer of N nodes (§3, corrected sign)."""
     return (N + P - p - 1) // P
-
-
-def count_as_printed(N: int, P: int, p: int) -> int:
-    """I_{p,l} exactly as printed in §3: ⌊(N + P + p − 1)/P⌋ (does not sum to N in general)."""
-    return (N + P + p - 1) // P
 
 
 @dataclass(frozen=True)

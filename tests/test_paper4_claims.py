@@ -190,3 +190,15 @@ def test_the_hosts_five_runs_are_its_files():
         assert bad[k] != pytest.approx(reported[k], rel=1e-5)
     finally:
         tmp.unlink()
+
+
+def test_printed_count_formula_overcounts():
+    """§3 prints I_{p,l} = ⌊(N + P + p − 1)/P⌋; its counts do not sum to N(l) for P > 1,
+    where the engine's count does."""
+    from engine.schedule import count
+    from reproduce.paper4.model import count_as_printed
+
+    assert [count_as_printed(7, 3, p) for p in range(3)] == [3, 3, 3]
+    assert sum(count_as_printed(8, 2, p) for p in range(2)) == 9
+    assert count_as_printed(7, 1, 0) == 7  # P = 1 is the one case where it is right
+    assert [count(7, 3, p) for p in range(3)] == [3, 2, 2]  # the control: the count μ implies

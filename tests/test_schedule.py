@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.schedule import LinearDistribution, count, count_as_printed
+from engine.schedule import LinearDistribution, count
 
 
 def owners_by_hand(N, P):
@@ -50,13 +50,6 @@ def test_uneven_split_7_over_3():
     assert (d.K, d.R) == (2, 1)
     assert d.counts() == [3, 2, 2]
     assert [d.block(p) for p in range(3)] == [slice(0, 3), slice(3, 5), slice(5, 7)]
-
-
-def test_printed_count_formula_overcounts():
-    """§3 prints I_{p,l} = ⌊(N + P + p − 1)/P⌋; its counts do not sum to N(l) for P > 1."""
-    assert [count_as_printed(7, 3, p) for p in range(3)] == [3, 3, 3]
-    assert sum(count_as_printed(8, 2, p) for p in range(2)) == 9
-    assert count_as_printed(7, 1, 0) == 7  # P = 1 is the one case where it is right
 
 
 @pytest.mark.parametrize("bad", [(0, 2), (3, 0), (2.0, 1)])

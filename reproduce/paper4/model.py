@@ -26,6 +26,14 @@ def _log(P: float, base) -> float:
     return math.log(P) / math.log(b)
 
 
+def count_as_printed(N: int, P: int, p: int) -> int:
+    """I_{p,l} exactly as §3 prints it: ⌊(N + P + p − 1)/P⌋. With that sign the counts add
+    up to more than N whenever P > 1 (N = 7, P = 3 gives 3 + 3 + 3 = 9; N = 8, P = 2 gives
+    4 + 5 = 9); the count μ and μ⁻¹ imply, which the engine uses
+    (:func:`engine.schedule.count`), is ⌊(N + P − p − 1)/P⌋."""
+    return (N + P + p - 1) // P
+
+
 @dataclass(frozen=True)
 class NodeModel:
     """§6 parameters: t_a (s per operation), t_startup and t_data (s per broadcast
