@@ -70,9 +70,9 @@ def _d_identity(y, out):
 
 _tanh = _scaled_tanh(1.0)
 # 2/(1+e^-z) − 1 == tanh(z/2) exactly, so its derivative is ½(1 − y²)
-# (Hlynsson & Schmitz 2016, §2; FANN's SIGMOID_SYMMETRIC at its default steepness 0.5).
+# (FANN's SIGMOID_SYMMETRIC at its default steepness 0.5).
 _symmetric = _scaled_tanh(0.5)
-_tanh15 = _scaled_tanh(1.5)  # tanh(1.5·x) (McCann & Kalman 1994)
+_tanh15 = _scaled_tanh(1.5)  # tanh(1.5·x), the Elman net's default (engine/nets/elman.py)
 
 ACTIVATIONS: dict[str, Activation] = {
     "logistic": Activation("logistic", _logistic, _d_logistic, 0.0, 1.0, "logistic"),

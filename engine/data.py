@@ -68,8 +68,8 @@ class Sequences:
 
     def batch(self, ids, *, length: int | None = None) -> "SeqBatch":
         """Pad sequences ``ids`` into one time-major batch of ``length`` steps (default:
-        their longest; a bucket bound pads further, as the Q models of Khomenko et al.
-        2016, §III.A)."""
+        their longest; a bucket bound pads further: one padded length per bucket, as
+        :func:`engine.schedule.epoch_batches` pads)."""
         ids = np.asarray(ids, dtype=np.int64)
         lens = self.lengths[ids]
         L = int(lens.max()) if length is None else int(length)

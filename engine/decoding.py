@@ -1,7 +1,6 @@
 """Best-path decoding and character error rate for CTC outputs (Graves et al. 2006, §3.2).
 
-Khomenko et al. (2016) report validation loss only; CER is our extra measure of
-what the loss means for recognition.
+CER is a measure, beside the loss, of what training means for recognition.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ class Loss:
 
 def _mse_value(y, t):
     # E_p = ½ Σ_o (y − t)²: the error of Rumelhart, Hinton & Williams (1986),
-    # whose gradient (y − t) is what FANN and Quicknet back-propagate.
+    # whose gradient (y − t) is what FANN back-propagates.
     d = y - t
     return 0.5 * np.einsum("bo,bo->b", d, d)
 
@@ -67,10 +67,10 @@ def per_pattern_squared_error(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.einsum("bo,bo->b", d, d) / d.shape[1]
 
 
-# ---- Kalman & Kwasny's error (McCann & Kalman 1994) --------------------------------
-# Kalman & Kwasny's error (IJCNN 1991), the Φ of McCann & Kalman (1994), §1:
+# ---- Kalman & Kwasny's error -------------------------------------------------------
+# Kalman & Kwasny's error (IJCNN 1991), Φ:
 #   Φ_p = Σ_o (t_po − a_po)² / (1 − a_po²)
-# and its derivative, the factor of ∂a_po/∂Y in eq. 1:
+# and its derivative, the factor of ∂a_po/∂Y in ∂Φ_p/∂Y:
 #   ∂Φ_p/∂a_po = 2 (t − a) ((t − a) a − (1 − a²)) / (1 − a²)².
 # 1 − a² is floored at KK_FLOOR so a saturated tanh (|a| == 1.0 in float64,
 # |x| ≳ 12.5 for tanh(1.5x)) gives a large finite error rather than 0/0 or inf.
@@ -96,7 +96,7 @@ def _kk_grad(y, t, out=None):
 LOSSES["kalman_kwasny"] = Loss("kalman_kwasny", _kk_value, _kk_grad)
 
 
-# ---- CTC (Khomenko et al. 2016 train their LSTM "with CTC cost function", §IV.A) ----
+# ---- CTC ----------------------------------------------------------------------------
 # Connectionist Temporal Classification, Graves, Fernández, Gomez & Schmidhuber (ICML 2006),
 # computed in log space (their §4.1 rescales instead; log space needs no rescaling) over a
 # padded, time-major batch. Class 0 is the blank.

@@ -3,7 +3,7 @@
 Split into ``direction`` (what a worker computes from its own gradient) and
 ``apply`` (what every replica does with the combined update), so a
 pattern-parallel strategy can exchange directions and every worker applies
-the same sum (Dahl et al. 2008, §4.1).
+the same sum.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class SGD:
         kernels.sgd(params, grad_sum, self.velocity, -self.lr / count, self.momentum)
 
 
-# ---- conjugate gradients (McCann & Kalman 1994) ---------------------------------------
+# ---- conjugate gradients --------------------------------------------------------------
 _GOLD = (np.sqrt(5.0) - 1.0) / 2.0  # 0.618…
 
 
@@ -60,7 +60,7 @@ def beta_polak_ribiere_plus(g_new: np.ndarray, g_old: np.ndarray) -> float:
 
 def line_search_golden(phi, x: np.ndarray, d: np.ndarray, *, phi0: float, step0: float,
                        max_evals: int = 20, tol: float = 1e-2):
-    """Derivative-free line search along d: evaluates Φ only (McCann & Kalman 1994, §2.2).
+    """Derivative-free line search along d: evaluates Φ only.
 
     Bracketing: from α = step0, grow α by 1/0.618 while Φ keeps falling, or shrink
     it by 0.618 until Φ(α) < Φ(0). Then golden-section search inside the bracket
@@ -121,7 +121,7 @@ def line_search_golden(phi, x: np.ndarray, d: np.ndarray, *, phi0: float, step0:
 
 
 class ConjugateGradient:
-    """Nonlinear conjugate gradients with a derivative-free line search (McCann & Kalman 1994, §2.2).
+    """Nonlinear conjugate gradients with a derivative-free line search.
 
     Direction: d_0 = −g_0, d_k = −g_k + β_k d_(k−1) with β = Polak–Ribière⁺
     (:func:`beta_polak_ribiere_plus`). Restarts (d = −g) every ``restart_every``
@@ -129,7 +129,7 @@ class ConjugateGradient:
     to 0, and when d is not a descent direction (gᵀd ≥ 0). The first trial step
     of a line search is the previous accepted step scaled by
     (g_(k−1)ᵀd_(k−1)) / (g_kᵀd_k) (Nocedal & Wright 2006, §3.5), initially
-    ``step0`` / ‖g_0‖. McCann & Kalman name neither β nor the restart rule.
+    ``step0`` / ‖g_0‖.
     """
 
     def __init__(self, n_params: int, *, restart_every: int | None = None, step0: float = 0.1,
@@ -219,12 +219,11 @@ class ConjugateGradient:
         return hist
 
 
-# ---- ADADELTA (Zeiler 2012, as Khomenko et al. 2016 use it, §III.B step 4) ----
+# ---- ADADELTA (Zeiler 2012) ---------------------------------------------------
 
 
 class Adadelta:
-    """ADADELTA (Zeiler 2012, Algorithm 1), the per-process update rule of
-    Khomenko et al. (2016, §III.B, step 4):
+    """ADADELTA (Zeiler 2012, Algorithm 1), a per-process update rule:
 
         E[g²]_t  = ρ E[g²]_{t−1} + (1 − ρ) g_t²
         Δx_t     = − (√(E[Δx²]_{t−1} + ε) / √(E[g²]_t + ε)) · g_t
@@ -232,8 +231,8 @@ class Adadelta:
         x_{t+1}  = x_t + lr · Δx_t
 
     g = grad_sum / count. Defaults ρ = 0.95, ε = 1e−6, lr = 1 are Lasagne's
-    ``adadelta`` (the paper used Lasagne and gives no values). As in Lasagne,
-    ``lr`` scales the step but E[Δx²] accumulates the unscaled Δx.
+    ``adadelta``. As in Lasagne, ``lr`` scales the step but E[Δx²] accumulates
+    the unscaled Δx.
     """
 
     def __init__(self, n_params: int, *, lr: float = 1.0, rho: float = 0.95, eps: float = 1e-6):

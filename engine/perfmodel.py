@@ -57,7 +57,7 @@ class MachineProfile:
     latency_s: float  # α: time of one message step
     bandwidth_Bps: float  # β: bytes per second of one link
     source: str  # where α and β come from
-    fitted: bool = False  # True when α or β were fitted to a paper's own numbers
+    fitted: bool = False  # True when α or β were fitted to reported measurements
     barrier_model: str = "tree"  # "tree": ⌈log2 P⌉·α; "linear": (P − 1)·α (a spin on P − 1 flags)
     description: str = ""  # the machine, in words (calibrated profiles)
     date: str = ""  # when it was measured
@@ -284,7 +284,7 @@ def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) 
 def blocked_exchange_time(P: int, values: int, *, t_startup: float, t_data: float) -> float:
     """One exchange of engine/strategies/node.py: an allgather of ``values`` float64
     per rank, by recursive doubling: ⌈log2 P⌉·t_startup + (P−1)·values·t_data.
-    (Our implementation's model, not the paper's: §6 charges one broadcast per node.)
+    (The model of this allgather, not of a node-by-node broadcast.)
     """
     if P <= 1:
         return 0.0
@@ -342,7 +342,7 @@ def calibrate_t_a(sizes, *, B: int = 1, reps: int = 20, activation: str = "symme
                   rng: np.random.Generator | None = None) -> dict:
     """t_a from the serial forward pass of an MLP ``sizes`` (engine/nets/mlp.py, this
     process's BLAS threads): median time / (Σ N(l−1)·N(l) + Σ N(l)) operations per
-    pattern, the count of §6.1.1's T_1."""
+    pattern (one per weight and one per node of a serial forward pass)."""
     from engine.nets.mlp import MLP
 
     rng = np.random.default_rng(0) if rng is None else rng
@@ -372,9 +372,9 @@ def barrier_time_linear(profile: MachineProfile, P: int) -> float:
 
 
 def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
-    """Summing P per-worker vectors of ``nbytes`` in shared memory (McCann & Kalman 1994, §3.2, "an
-    additional portion of code to sum these duplicated variables"): one barrier plus
-    (P − 1) vectors read at the profile's bandwidth β. Zero for one worker."""
+    """Summing P per-worker vectors of ``nbytes`` in shared memory (each worker's copy
+    of the duplicated variables): one barrier plus (P − 1) vectors read at the
+    profile's bandwidth β. Zero for one worker."""
     return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps
 
 

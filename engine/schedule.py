@@ -1,9 +1,8 @@
-"""Schedules: which worker owns which nodes or sequences (Hlynsson & Schmitz 2016, §3;
-McCann & Kalman 1994, §2.2), and which sequences share a mini-batch (Khomenko et al. 2016,
-§III.A, at the end).
+"""Schedules: which worker owns which nodes or sequences, and which sequences share
+a mini-batch (at the end).
 
-Linear data distribution (Hlynsson & Schmitz 2016, §3)
-------------------------------------------------------
+Linear data distribution
+------------------------
 The N(l) nodes of layer l are split over P processors in contiguous blocks;
 the first R_l = N(l) mod P processors get one node more than the others::
 
@@ -14,8 +13,7 @@ the first R_l = N(l) mod P processors get one node more than the others::
 
 Indices are 0-based (n = 0..N−1, p = 0..P−1, i = 0..I_{p,l}−1), as the
 formulas require. :func:`count` is I_{p,l} = ⌊(N(l) + P − p − 1) / P⌋ = K + [p < R],
-the count μ and μ⁻¹ imply (a misprinted sign of it that over-counts is kept, with its
-source, in reproduce/paper4/model.py). μ divides by K. When N(l) < P, K = 0 and every
+the count μ and μ⁻¹ imply. μ divides by K. When N(l) < P, K = 0 and every
 node n < R is its own block, so p = n; :meth:`LinearDistribution.owner` handles that case.
 """
 from __future__ import annotations
@@ -27,13 +25,13 @@ import numpy as np
 
 
 def count(N: int, P: int, p: int) -> int:
-    """I_{p,l}: nodes processor p owns in a layer of N nodes (§3, corrected sign)."""
+    """I_{p,l}: nodes processor p owns in a layer of N nodes."""
     return (N + P - p - 1) // P
 
 
 @dataclass(frozen=True)
 class LinearDistribution:
-    """The linear data distribution of one layer of ``N`` nodes over ``P`` processors (§3)."""
+    """The linear data distribution of one layer of ``N`` nodes over ``P`` processors."""
 
     N: int
     P: int
@@ -68,7 +66,7 @@ class LinearDistribution:
         return p * self.K + min(p, self.R) + i
 
     def count(self, p: int) -> int:
-        """I_{p,l} (corrected; see the module docstring)."""
+        """I_{p,l} (see the module docstring)."""
         return count(self.N, self.P, p)
 
     def start(self, p: int) -> int:
@@ -89,17 +87,16 @@ class LinearDistribution:
         return [self.count(p) for p in range(self.P)]
 
 
-# ---- longest first (McCann & Kalman 1994, §2.2) ---------------------------------------
+# ---- longest first --------------------------------------------------------------------
 def longest_first(lengths, n_workers: int) -> np.ndarray:
     """Assign each sequence to a worker: longest first, each to the least-loaded worker.
 
-    McCann & Kalman (1994), §2.2: "sort the sequences in order of non-increasing
-    length. Then, assign each sequence s_i in turn to the least loaded processor,
-    starting with the longest sequence, and adjust the load of that processor
-    upwards by len(i)" (Graham's LPT rule). Ties in length keep the input order;
-    ties in load go to the lowest worker index. Returns ``a`` with
-    ``0 <= a[i] < n_workers``, the worker of sequence i. Its makespan (eq. 5)
-    is at most (R+1)/R·OPT + max_i len(i) (the FFDH bound the paper quotes).
+    Sort the sequences by non-increasing length, then assign each in turn, longest
+    first, to the least-loaded worker and add its length to that worker's load
+    (Graham's LPT rule). Ties in length keep the input order; ties in load go to
+    the lowest worker index. Returns ``a`` with ``0 <= a[i] < n_workers``, the
+    worker of sequence i. Its makespan (:func:`makespan`) is at most
+    (R+1)/R·OPT + max_i len(i) (the FFDH bound of Coffman et al. 1980).
     """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1:
@@ -119,7 +116,7 @@ def longest_first(lengths, n_workers: int) -> np.ndarray:
 
 
 def makespan(lengths, assignment, n_workers: int) -> float:
-    """Eq. 5 of McCann & Kalman (1994): max over workers of the summed lengths."""
+    """The makespan: max over workers of the summed lengths."""
     loads = np.bincount(np.asarray(assignment), weights=np.asarray(lengths, dtype=float),
                         minlength=n_workers)
     return float(loads.max()) if len(loads) else 0.0
@@ -128,12 +125,12 @@ def makespan(lengths, assignment, n_workers: int) -> float:
 # ---- bucket layouts --------------------------------------------------------------
 # Mini-batch schedules for variable-length sequences.
 #
-# Khomenko et al. (2016, §III.A): a mini-batch costs O(max length in the
-# batch); unbucketed T(S) = O(n/k · max_i l_i) (eq. 1); with Q buckets
-# S_1..S_Q, T(S) = O(Σ_q |S_q|/k · max_{i∈S_q} l_i) (eq. 2). DYNAMICBUCKETING
+# A mini-batch costs O(max length in the batch); unbucketed
+# T(S) = O(n/k · max_i l_i); with Q buckets S_1..S_Q,
+# T(S) = O(Σ_q |S_q|/k · max_{i∈S_q} l_i). :func:`optimal_buckets` (dynamic programming)
 # finds the Q upper bounds that minimise Σ_q |S_q| · max_{i∈S_q} l_i exactly.
 #
-# Besides the paper's optimal buckets, the baselines that today's libraries use
+# Besides these optimal buckets, the baselines that today's libraries use
 # (equal-count / quantile buckets, equal-width buckets, sorting inside random
 # megabatches) and the unbucketed random split, each with its padding waste.
 
@@ -161,7 +158,7 @@ def _histogram(lengths) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bucket_cost(lengths, bounds) -> int:
-    """Σ_q |S_q| · bound_q: the padded cells of eq. (2) when every sequence is padded
+    """Σ_q |S_q| · bound_q: the padded cells when every sequence is padded
     to its bucket's upper bound (sequences go to the first bound ≥ their length)."""
     l = np.asarray(lengths)
     b = np.asarray(bounds)
@@ -172,10 +169,10 @@ def bucket_cost(lengths, bounds) -> int:
 
 
 def optimal_buckets(lengths, n_buckets: int) -> np.ndarray:
-    """DYNAMICBUCKETING (§III.A): the sorted upper length bounds of at most
+    """Optimal buckets by dynamic programming: the sorted upper length bounds of at most
     ``n_buckets`` buckets minimising Σ_q |S_q| · max_{i∈S_q} l_i, exactly.
 
-    Over the m distinct lengths v_1 < … < v_m with counts f (the paper's array f):
+    Over the m distinct lengths v_1 < … < v_m with counts f:
     dp[q][i] = min_{j<i} dp[q−1][j] + (Σ_{t=j+1..i} f_t) · v_i, dp[0][0] = 0,
     dp[0][i>0] = ∞; bucket (j, i] costs its count times its longest length. An
     optimal bound is always one of the observed lengths, so restricting to them
@@ -246,19 +243,18 @@ def epoch_batches(lengths, batch_size: int, rng: np.random.Generator, *, method:
     """The mini-batches of one epoch over sequences 0..n−1 with the given lengths.
 
     ``method``:
-      - ``"random"``: the unbucketed baseline (eq. 1): shuffle, split into batches;
+      - ``"random"``: the unbucketed baseline: shuffle, split into batches;
         each batch padded to its longest sequence.
       - ``"optimal"`` | ``"quantile"`` | ``"equal_width"``: Q buckets (bounds from
         :data:`BUCKETINGS`, or ``bounds`` given); each sequence goes to the first
         bucket whose bound covers it; each bucket is split into batches.
       - ``"megabatch"``: shuffle, cut into megabatches of ``megabatch`` batches, sort
         each by length and split it (the common "group by length" sampler).
-    ``order``: ``"short_first"`` (§IV.A: "first fed with shorter sequences (first
-    bucket), and then gradually the bucket number increased") or ``"random"``
-    (batches in random order). ``shuffle_within``: shuffle inside each bucket
-    (else keep ascending length). ``pad_to``: ``"bucket"`` pads to the bucket's
-    bound (the paper's "Q models", one per bucket length, §III.B step 2) or
-    ``"batch"`` to the batch's own longest sequence.
+    ``order``: ``"short_first"`` (the shortest bucket's batches first, then each
+    longer bucket's in turn) or ``"random"`` (batches in random order).
+    ``shuffle_within``: shuffle inside each bucket (else keep ascending length).
+    ``pad_to``: ``"bucket"`` pads to the bucket's bound (one padded length, so one
+    model shape, per bucket) or ``"batch"`` to the batch's own longest sequence.
     """
     l = _lengths(lengths, allow_empty=True)
     n = l.size

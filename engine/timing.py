@@ -88,7 +88,7 @@ class WorkerClock:
     def end_round(self, nbytes: float | None = None) -> None:
         """Close a round: one row (compute s, communication s, bytes) of the log.
         ``nbytes`` overrides the bytes the collectives moved (a strategy that counts
-        bytes as the paper's machine moves them)."""
+        bytes as a modelled machine moves them)."""
         if not self.running:
             raise RuntimeError("end_round() before start() or inside untimed()")
         self._book()

@@ -45,7 +45,7 @@ was slower on the 16-core host (16.1 against 8.5 µs for 8,016 elements).
 
 Workers are bound one to a core (``bind=``) where there are cores enough, as
 Open MPI binds its ranks at np <= 2. The evidence for it is thin: in one run on
-the 16-core host, unbound local workers took a 2-node PPT run 1.2× longer
+the 16-core host, unbound local workers took a 2-node pattern-parallel run 1.2× longer
 than Open MPI's bound ranks, but in the next run unbound was faster than bound
 (0.71 against 0.86 s, both beating Open MPI's 0.95 s; results/machines/
 xeon207x16/issue14/). The collectives were measured bound (run4 there); their

@@ -1,24 +1,24 @@
-"""Elman simple recurrent network of McCann & Kalman (1994), Fig. 1.
+"""Elman simple recurrent network (Elman 1990), with optional skip connections and second
+hidden layer.
 
-Units, in the paper's names: inputs I, context (feedback) units F, hidden H,
+Units: inputs I, context (feedback) units F, hidden H,
 an optional second hidden layer H2, outputs O. Each pattern:
 
     c_p  = a_(p−1),h[:F]   (hid(f) = f: the first |F| hidden units are copied back;
-                            zero at the start of every sequence, §1)
+                            zero at the start of every sequence)
     h_p  = f(x_p W_ih + c_p W_fh + b_h)
     h2_p = f(h_p W_h2 + b_2)                      (only with n_hidden2 > 0)
     y_p  = f(x_p W_io + c_p W_fo + r_p W_ro + b_o) (r = h2 if present, else h;
                                                     W_io, W_fo: the skip connections)
 
-with f(x) = tanh(1.5·x) (registry name "tanh1.5", §1 "a 3/2 coefficient").
-The second hidden layer is fed by the first hidden layer only and is not fed
-back; the paper does not say how its NETtalk net wires the 2 second-layer
-units, so this is our choice.
+with f(x) = tanh(1.5·x) by default (registry name "tanh1.5"). The second
+hidden layer is fed by the first hidden layer only and is not fed back (a
+choice of this implementation).
 
 Parameters live in one flat float64 vector with named views (docs/engine.md). The
 block W_ih, W_fh, b_h is contiguous and is also viewed as ``Wz`` of shape
-(|I|+|F|+1, |H|): row i < |I|+|F| holds w_ih, the last row holds b_h, exactly
-the paper's "last weight connected to each hidden unit as a bias" (§1, eq. 4).
+(|I|+|F|+1, |H|): row i < |I|+|F| holds w_ih, the last row holds b_h (the
+last weight into each hidden unit is its bias).
 
 Sequences are processed time-major and in lockstep: arrays (L, S, n) hold
 step t of S sequences; ``mask`` (L, S) marks real patterns (sequences shorter
@@ -26,10 +26,11 @@ than L are padded, and padded patterns carry no error).
 
 Two gradients of Φ:
 
-* :meth:`Elman.grad_forward`: forward-propagated derivatives, eqs. 1–4:
+* :meth:`Elman.grad_forward`: forward-propagated derivatives (real-time
+  recurrent learning, Williams & Zipser 1989):
   ∂a/∂Y for every hidden-layer parameter Y carried from pattern to pattern,
   zeroed at each sequence start; output-side parameters by their
-  instantaneous derivative (§1, "easy to calculate").
+  instantaneous derivative.
 * :meth:`Elman.grad_bptt`: back-propagation through time.
 
 :meth:`Elman.loss_and_grad` (the :class:`engine.nets.base.Net` protocol) takes
@@ -72,7 +73,7 @@ class Cache:
 class Elman(FlatParams):
     """(n_in + n_feedback)-n_hidden[-n_hidden2]-n_out simple recurrent network.
 
-    ``method`` ("forward": eqs. 1–4, or "bptt") and ``loss`` (a registry name) are
+    ``method`` ("forward": forward-propagated derivatives, or "bptt") and ``loss`` (a registry name) are
     what :meth:`loss_and_grad` uses unless told otherwise.
     """
 
@@ -151,17 +152,17 @@ class Elman(FlatParams):
         return Y, Cache(X, C, Hh, H2, Y)
 
     def _d(self, a: np.ndarray) -> np.ndarray:
-        """f'(net input) from the activation: 1.5 (1 − a²) for tanh(1.5·x) (the δ_pr of §1)."""
+        """f'(net input) from the activation: 1.5 (1 − a²) for tanh(1.5·x) (the δ_pr below)."""
         return self.act.df(a, np.empty_like(a))
 
     # -- output side: instantaneous derivatives --------------------------------------------
     def output_grads(self, cache: Cache, dY: np.ndarray, g: np.ndarray):
         """Gradient of the output-side parameters (W_ro, b_o, skips, second hidden layer)
-        into ``g``, which the hidden-layer parameters cannot reach (§1).
+        into ``g``, which the hidden-layer parameters cannot reach.
 
         dY = ∂Φ/∂y (L, S, n_out), zero on padded patterns. Returns
         ``(v, u)``: v = ∂Φ/∂h (L, S, n_hidden) and u = ∂Φ/∂c (L, S, F) through
-        this pattern's output only (the Σ_o δ_po w_ro and Σ_o δ_po w_fo of eq. 4).
+        this pattern's output only (Σ_o δ_po w_ro and Σ_o δ_po w_fo).
         """
         L, S, O = dY.shape
         dXo = (dY * self._d(cache.Y)).reshape(L * S, O)  # ∂Φ/∂(net input of o)
@@ -182,23 +183,22 @@ class Elman(FlatParams):
             dR = dX2 @ self.W_h2.T
         return dR.reshape(L, S, self.n_hidden), u
 
-    # -- gradient 1: forward-propagated derivatives (eqs. 1–4) ------------------------------
+    # -- gradient 1: forward-propagated derivatives -----------------------------------------
     def hidden_block_grad(self, cache: Cache, v: np.ndarray, u: np.ndarray, h0: int, h1: int,
                           *, out: np.ndarray, sync=None) -> np.ndarray:
-        """∂Φ/∂w_ih for the hidden units h0 ≤ h < h1 and every i ∈ I ∪ F ∪ {bias}: the loop
-        of §2.1 (eqs. 2–4), vectorised over the S sequences of the batch.
+        """∂Φ/∂w_ih for the hidden units h0 ≤ h < h1 and every i ∈ I ∪ F ∪ {bias}: the forward
+        recursion, vectorised over the S sequences of the batch.
 
         Carried state: P[f, s, i, j] = ∂a_pf/∂w_i,(h0+j) for the context units f
-        (= ∂a_(p−1),hid(f)/∂w), zero at each sequence start (§1). Each pattern p:
-            dbuf[r, s, i, j] = δ_pr (Σ_f w_fr P[f, s, i, j] + γ_pihr)      (eq. 3)
-            ∂Φ/∂w_ih += Σ_r v_pr dbuf[r, s] + Σ_f u_pf P[f, s]            (eqs. 1, 2, 4)
+        (= ∂a_(p−1),hid(f)/∂w), zero at each sequence start. Each pattern p:
+            dbuf[r, s, i, j] = δ_pr (Σ_f w_fr P[f, s, i, j] + γ_pihr)
+            ∂Φ/∂w_ih += Σ_r v_pr dbuf[r, s] + Σ_f u_pf P[f, s]
         with γ_pihr = z̃_pi if r = h (z̃ = [x, c, 1]) else 0, v_pr = Σ_o ∂Φ/∂X_o w_ro and
         u_pf = Σ_o ∂Φ/∂X_o w_fo. The sum over r is contracted before it meets P:
             Σ_r v_pr dbuf[r] = Σ_f (Σ_r v_pr δ_pr w_fr) P[f] + z̃_pi · v_ph δ_ph,
         so dbuf is only built for the fed-back units r < |F|, the only ones copied
-        back (the paper notes "we only need to buffer those derivatives which will
-        be copied back"). ``out`` (|I|+|F|+1, h1−h0) receives the sum; ``sync`` is
-        called after every pattern step (one synchronisation per pattern, §2.1).
+        back. ``out`` (|I|+|F|+1, h1−h0) receives the sum; ``sync`` is called after
+        every pattern step (one synchronisation per pattern).
         """
         L, S, _ = cache.X.shape
         F, nz, k = self.F, self.nz, h1 - h0
@@ -230,13 +230,13 @@ class Elman(FlatParams):
                     Q[h0 + sel, :, :, sel] += zt
                 Dt[:, :, 0, 0] = D[t][:, :F].T
                 Q *= Dt
-                P, Q = Q, P  # the copy-back loop of §2.1
+                P, Q = Q, P  # the copy-back loop
             if sync is not None:
                 sync()
         return out
 
     def grad_forward(self, cache: Cache, dY: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-        """∂Φ/∂params by forward-propagated derivatives (eqs. 1–4), summed over the batch."""
+        """∂Φ/∂params by forward-propagated derivatives, summed over the batch."""
         g = np.zeros(self.n_params) if out is None else out
         v, u = self.output_grads(cache, dY, g)
         self.hidden_block_grad(cache, v, u, 0, self.n_hidden, out=self.view(g, "Wz"))
@@ -267,8 +267,8 @@ class Elman(FlatParams):
     # -- the Net protocol -------------------------------------------------------------------
     def loss_and_grad(self, batch: SeqBatch, grad: np.ndarray, *, loss: str | None = None,
                       method: str | None = None) -> float:
-        """Φ = Σ_p Φ_p over the batch's real patterns (§1); ∂Φ/∂params into ``grad``
-        (n_params,), by forward-propagated derivatives (eqs. 1–4, ``method="forward"``)
+        """Φ = Σ_p Φ_p over the batch's real patterns; ∂Φ/∂params into ``grad``
+        (n_params,), by forward-propagated derivatives (``method="forward"``)
         or back-propagation through time (``"bptt"``); default: the net's own."""
         grad_fn = self.grad_forward if _check_method(method or self.method) == "forward" \
             else self.grad_bptt
@@ -279,7 +279,7 @@ class Elman(FlatParams):
 
     def loss_only(self, batch: SeqBatch) -> float:
         """Φ over the batch without its gradient: one batch of a forward (line-search)
-        epoch (§2.2); :func:`phi` is the sum of these."""
+        epoch; :func:`phi` is the sum of these."""
         Y, _ = self.forward(batch.X)
         return loss_and_dy(self, Y, batch, self.loss)[0]
 
@@ -310,7 +310,7 @@ def phi_grad(net: Elman, batches: list[SeqBatch], *, method: str = "forward",
     """(Φ, ∂Φ/∂params) over the given batches: a derivative epoch, the sum of
     :meth:`Elman.loss_and_grad` over them.
 
-    ``method`` "forward" uses forward-propagated derivatives (eqs. 1–4), "bptt"
+    ``method`` "forward" uses forward-propagated derivatives, "bptt"
     back-propagation through time.
     """
     _check_method(method)

@@ -1,9 +1,8 @@
-"""LSTM layer over padded, masked batches plus a linear output layer (Khomenko et al. 2016, §IV).
+"""LSTM layer over padded, masked batches plus a linear output layer.
 
-The paper trains "an LSTM model ... with CTC cost function" (Theano/Lasagne) and
-does not give the architecture; this is the standard LSTM without peepholes
-(Hochreiter & Schmidhuber 1997 with the forget gate of Gers et al. 2000), as
-Lasagne's ``LSTMLayer`` computes it without its optional peephole terms:
+The standard LSTM without peepholes (Hochreiter & Schmidhuber 1997 with the
+forget gate of Gers et al. 2000), as Lasagne's ``LSTMLayer`` computes it
+without its optional peephole terms:
 
     z_t = x_t W_x + h_{t−1} W_h + b            z = [i | f | o | g], each (B, H)
     i, f, o = σ(z_i), σ(z_f), σ(z_o);  g = tanh(z_g)
@@ -14,13 +13,13 @@ Batches are time-major and padded: ``x`` is (T, B, n_in) and ``mask`` (T, B)
 is 1 where sequence b has a step t. Because the layer runs forward in time,
 padded steps after a sequence ends cannot change its earlier outputs; the mask
 zeroes the outputs (and so the gradients) at padded steps. Padded steps are
-still computed: that is the cost sequence bucketing removes (§III.A, eq. 1–2).
+still computed: that is the cost sequence bucketing removes (:mod:`engine.schedule`).
 
 Layout of ``params`` (and of every gradient), one flat float64 vector:
 ``Wx`` (n_in, 4H), ``Wh`` (H, 4H), ``b`` (4H,), ``Wy`` (H, n_out), ``by`` (n_out,).
 
 :meth:`LSTM.loss_and_grad` (the :class:`engine.nets.base.Net` protocol) takes an
-:class:`engine.data.CTCBatch` under the CTC loss (the paper's), or an
+:class:`engine.data.CTCBatch` under the CTC loss, or an
 :class:`engine.data.SeqBatch` with a target per step under any per-pattern loss
 of the registry. ``pad_batch`` lives in :mod:`engine.data` (re-exported here).
 """
@@ -111,9 +110,8 @@ class LSTM(FlatParams):
         """Σ of the loss over the batch; Σ of its gradient into ``grad`` (n_params,).
 
         A :class:`engine.data.CTCBatch`: Σ over sequences of −ln p(z|x) (Graves et
-        al. 2006, eqs. 5–16) with its gradient back-propagated through time, as
-        Khomenko et al. (2016, §IV.A) train. A :class:`engine.data.SeqBatch`: a
-        per-pattern loss summed over the real steps.
+        al. 2006, eqs. 5–16) with its gradient back-propagated through time. A
+        :class:`engine.data.SeqBatch`: a per-pattern loss summed over the real steps.
         """
         name = self.loss if loss is None else get_loss(loss).name
         if isinstance(batch, CTCBatch) != (name == "ctc"):

@@ -149,8 +149,8 @@ class MLP(FlatParams):
 
         Back-propagation (Rumelhart, Hinton & Williams 1986): :meth:`forward`,
         the loss's ∂E_p/∂y, :meth:`backward`, exactly as the serial and
-        pattern-parallel strategies compose them (Dahl et al. 2008, §3). ``ws``
-        defaults to a workspace kept per batch size.
+        pattern-parallel strategies compose them. ``ws`` defaults to a workspace
+        kept per batch size.
         """
         X, T = batch
         B = X.shape[0]

@@ -3,13 +3,12 @@
 
 **Who runs CG** (``master``): every replica (each Φ and ∇Φ an allreduce, one
 round per CG iteration), or rank 0 alone, which broadcasts [kind, weights]
-before each evaluation while the other ranks serve (McCann & Kalman 1994, §2.2:
-one shared weight copy, published by the barrier that starts an epoch; one
-round per evaluation). With ``longest_first``, gradient and loss-only
-evaluations may take separate worker counts (``grad_workers``, ``loss_workers``:
-§3.2's 17 and 6 processors), and a worker's share may be evaluated in batches of
-``chunk`` items (§2.2's vectorised chunks). ``probe`` orders evaluations at the
-initial weights instead of training: a timing run.
+before each evaluation while the other ranks serve (one shared weight copy,
+published by the barrier that starts an epoch; one round per evaluation). With
+``longest_first``, gradient and loss-only evaluations may take separate worker
+counts (``grad_workers``, ``loss_workers``), and a worker's share may be
+evaluated in batches of ``chunk`` items (vectorised chunks). ``probe`` orders
+evaluations at the initial weights instead of training: a timing run.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ EVALUATIONS = {"grad": _GRAD, "loss": _LOSS}
 
 def loss_only(net, batches: list, scratch: np.ndarray) -> float:
     """Σ loss over ``batches`` without the gradient (a line-search evaluation): the net's
-    forward-only pass where it has one (the Elman net's, §2.2's forward epoch), else each
+    forward-only pass where it has one (the Elman net's: a forward epoch), else each
     gradient computed into ``scratch`` (n_params,) and dropped."""
     one = getattr(net, "loss_only", None)
     total = 0.0
@@ -35,7 +34,7 @@ def loss_only(net, batches: list, scratch: np.ndarray) -> float:
 
 
 class _Evaluations:
-    """This worker's part of CG's two evaluations at weights x (McCann & Kalman 1994, §2.2):
+    """This worker's part of CG's two evaluations at weights x:
     Φ and ∇Φ over its share of the items dealt to ``grad_workers`` ranks (a derivative
     epoch), Φ alone over its share of ``loss_workers`` (a forward epoch); each summed over
     the workers by one allreduce. Under ``master`` or ``probe`` an evaluation ends a round."""

@@ -7,22 +7,22 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
 :class:`engine.data.SeqData`):
 
 - ``random``: each worker draws its local epoch of ``batch`` items with its own
-  stream (Dahl et al. 2008, §4: pattern-parallel training's random local epochs):
+  stream (pattern-parallel training's random local epochs):
   without replacement when batch < n, the whole set in order when batch = n, with
   replacement when batch > n; ``rounds`` local epochs per epoch (drawn lazily);
 - ``shares``: each epoch the shared data-order stream permutes the items, cut
   into bunches of ``batch``; worker p takes the p-th contiguous share of each
-  bunch (Färber 1997, §2.2);
+  bunch;
 - ``buckets``: each epoch :func:`engine.schedule.epoch_batches` cuts the items into
-  bucketed batches of ``batch`` (shortest bucket first, Khomenko et al. 2016,
-  §III); worker p takes every P-th sequence of a batch, padded to the bucket bound.
+  bucketed batches of ``batch`` (shortest bucket first); worker p takes every P-th
+  sequence of a batch, padded to the bucket bound.
   Its options are epoch_batches': ``bucketing`` (optimal | quantile | equal_width |
   megabatch | random), ``n_buckets``, ``order``, ``shuffle_within``, ``pad_to``; the
   bounds come from the items being batched (``bounds_from="items"``: a worker's
-  portion under ``params``) or once from the whole data set (``"all"``: §III.B step 2
-  builds the Q models before the data is split);
+  portion under ``params``) or once from the whole data set (``"all"``: the bounds,
+  and so the padded shapes, are fixed before the data is split);
 - ``longest_first``: the whole sequences are dealt to the workers once, longest
-  first (McCann & Kalman 1994, §2.2); every step covers the whole set.
+  first (:func:`engine.schedule.longest_first`); every step covers the whole set.
 
 **What is combined** (``combine``) and **how often** (``every``):
 
@@ -30,27 +30,27 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
   allreduced and every replica takes the same optimizer step: P workers compute
   what one does with the whole bunch;
 - ``updates`` every step: each worker turns its own gradient into an SGD update,
-  the updates are allgathered and summed (``reduce="sum"``, the paper's PPT) or
+  the updates are allgathered and summed (``reduce="sum"``, pattern-parallel training) or
   averaged (``"mean"``); momentum then applies to the combined update;
 - ``params`` every epoch: each worker trains its own portion of a shared
   permutation (split as above within the portion), then the parameters are
-  averaged with eq. (3) of Khomenko et al., V(e) = v̄(e) − β·V(e−1).
+  averaged with a decay of the previous average, V(e) = v̄(e) − β·V(e−1).
 
-With ``beta`` ≠ 0 the per-step combines apply the same eq. (3) decay at each
-epoch end, V(e) = v(e) − β·V(e−1), to the replica every worker shares (Khomenko
-et al.'s gradient-allreduce comparison). ``round_every`` says what one round (one
+With ``beta`` ≠ 0 the per-step combines apply the same decay at each epoch end,
+V(e) = v(e) − β·V(e−1), to the replica every worker shares (a gradient-allreduce
+counterpart of the parameter averaging). ``round_every`` says what one round (one
 row of the log) of a per-step combine is: each ``step``, or the whole ``epoch``
-(its steps' summed losses then make one value of the curve; the paper times epochs).
+(its steps' summed losses then make one value of the curve: a run timed per epoch).
 
 **Which optimizer**: ``sgd`` (with momentum; the step divides the summed gradient
-by the count when ``reduce="mean"``, not when ``"sum"``, Quicknet's bunch mode),
+by the count when ``reduce="mean"``, not when ``"sum"``, a bunch mode that adds them),
 ``adadelta``, or ``cg`` (conjugate gradients on the full-batch gradient, so only
 with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``;
 replicated or run by a master, :mod:`engine.parallel.cg`).
 
 Serial training is the same strategy with one worker.
 
-**What a paper adds** (:class:`Hooks`): a stopping rule, its own loss and
+**What a configuration adds** (:class:`Hooks`): a stopping rule, its own loss and
 gradient (a data feed, an error estimate), extra values that travel with each
 step's message, an evaluation after each epoch: components that the one loop
 of :func:`dp_worker` calls, never a second copy of it.
@@ -84,7 +84,7 @@ class DataParallel:
     epochs: int = 1  # passes; for ``random``, rounds = epochs·⌈n / (P·batch)⌉
     lr: float = 0.1
     momentum: float = 0.0
-    beta: float = 0.0  # eq. (3) of Khomenko et al. 2016 (per-step combines: at epoch end if ≠ 0)
+    beta: float = 0.0  # β of V(e) = v̄(e) − β·V(e−1) (per-step combines: at epoch end if ≠ 0)
     n_buckets: int = 3
     cg_iterations: int = 3
     rounds: int = 0  # random: local epochs per epoch (0: ⌈n / (P·batch)⌉)
@@ -92,7 +92,7 @@ class DataParallel:
     rho: float = 0.95  # ADADELTA's ρ and ε (Lasagne's defaults)
     eps: float = 1e-6
     bucketing: str = "optimal"  # split="buckets": epoch_batches' method
-    order: str = "short_first"  # ... its batch order (§IV.A) or "random"
+    order: str = "short_first"  # ... its batch order, or "random"
     shuffle_within: bool = True
     pad_to: str = "bucket"  # ... or "batch"
     bounds_from: str = "items"  # ... or "all": the bounds once from the whole data set
@@ -147,8 +147,8 @@ class Hooks:
     its loop, which methods a subclass overrides: a hook left out costs nothing
     per step. ``extra`` values of each worker's step message follow its loss and
     count, or, with ``loss_count = False`` (``updates`` only), follow the update
-    directly: the message is then the update and the extras alone (Dahl et al.
-    2008, §4.1: the error estimate piggybacks as the last element), and the curve
+    directly: the message is then the update and the extras alone (e.g. an error
+    estimate piggybacks as the last element), and the curve
     is the hook's to report (:meth:`result`). Under ``params`` the extras of an
     epoch's local steps are summed and travel after the loss. ``cg`` runs call
     :meth:`start`, :meth:`end_epoch` and :meth:`result` only.
@@ -156,7 +156,7 @@ class Hooks:
 
     extra = 0  # values appended to each worker's step message and combined with it
     loss_count = True  # whether a step message carries the summed loss and item count
-    nbytes = None  # bytes of a step's round as the paper's machine moves them (None: as sent)
+    nbytes = None  # bytes of a step's round as a modelled machine moves them (None: as sent)
 
     def start(self, comm, rep) -> None:
         """Set-up before the clock starts."""
@@ -194,9 +194,9 @@ def _overrides(hooks, name: str) -> bool:
 
 # ---- the steps of an epoch --------------------------------------------------------------
 def random_steps(n: int, m: int, rounds: int, rng):
-    """``rounds`` local epochs of m of the n items, drawn lazily from ``rng`` (Dahl et
-    al. 2008, §4): m < n without replacement, m > n with replacement, m = n every
-    item in order (no draw)."""
+    """``rounds`` local epochs of m of the n items, drawn lazily from ``rng``: m < n
+    without replacement, m > n with replacement, m = n every item in order (no
+    draw)."""
     every = np.arange(n)  # (n,)
     for _ in range(rounds):
         if m < n:
@@ -291,7 +291,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
 
     ``make_net(rng)`` builds the network and initialises it from ``rng``, the
     stream ``init_key`` shared by all workers (so every replica starts equal; a
-    configuration that keeps its paper's stream names its key). ``hooks``: what
+    configuration that keeps a stream of its own names its key). ``hooks``: what
     the configuration adds (:class:`Hooks`; this worker works on a copy of it).
     Under CG the result adds ``kinds`` (every evaluation's kind, 1 gradient, 2 loss
     alone) and, where CG ran (every rank, or rank 0 under ``master``), its
@@ -311,7 +311,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
     combined = recv[:, k:] if cfg.combine == "updates" else rep.extras  # the extras, combined
     lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     bounds = bucket_bounds(cfg, data)
-    V_prev = net.params.copy()  # V(e−1) of eq. (3)
+    V_prev = net.params.copy()  # V(e−1) of the decay
     curve, cg_info = [], {}
     # which hooks act, decided once: one left out costs nothing per step
     own_steps, end_epoch = _overrides(hooks, "steps"), _overrides(hooks, "end_epoch")
@@ -351,7 +351,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
                     tot += loss
                 if stop:
                     break
-            if cfg.beta != 0.0:  # eq. (3) on the shared replica
+            if cfg.beta != 0.0:  # the decay on the shared replica
                 np.subtract(net.params, cfg.beta * V_prev, out=net.params)
                 V_prev[:] = net.params
             if cfg.round_every == "epoch":
@@ -371,7 +371,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
             m = n + 1 + extra  # params, loss, the hooks' extra values
             rep.buf[:n], rep.buf[n], rep.buf[n + 1:m] = net.params, loss, ex
             comm.allreduce(rep.buf[:m], out=rep.buf[:m])
-            np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # eq. (3)
+            np.subtract(rep.buf[:n] / P, cfg.beta * V_prev, out=net.params)  # V(e) = v̄(e) − β·V(e−1)
             V_prev[:] = net.params
             curve.append(float(rep.buf[n]))
             comm.clock.end_round()

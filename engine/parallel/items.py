@@ -41,7 +41,7 @@ def take(data, idx, pad_len: int | None = None):
 def batches(data, idx, chunk: int = 0) -> list:
     """The items ``idx`` as batches: one (``chunk`` 0) or batches of at most ``chunk``
     items; sequences sorted longest first (:meth:`Sequences.batches`), so padding
-    stays small (McCann & Kalman 1994, §2.2, vectorised chunks of sequences)."""
+    stays small (vectorised chunks of sequences)."""
     if len(idx) == 0:
         return []
     if not chunk:

@@ -12,8 +12,9 @@ same items).
   (``reduce="sum"``), −η·g_union/(P·m) for ``"mean"``; momentum on the sum;
 - ``cg``: conjugate gradients on the whole set's loss and gradient;
 - ``params``: P replicas trained one after another on their portions, then
-  averaged with eq. (3) (the one case that needs P replicas); with ``beta`` ≠ 0 the
-  per-step combines apply eq. (3)'s decay to the one replica at each epoch end.
+  averaged with the decay V(e) = v̄(e) − β·V(e−1) (the one case that needs P replicas);
+  with ``beta`` ≠ 0 the per-step combines apply the same decay to the one replica at
+  each epoch end.
 """
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 else:  # updates: P local epochs of equal size m
                     m = len(per[0][s][0])
                     opts[0].step(net.params, g, m * (P if cfg.reduce == "mean" else 1))
-            if cfg.beta != 0.0:  # eq. (3) at epoch end
+            if cfg.beta != 0.0:  # the decay at epoch end
                 net.params[:] = net.params - cfg.beta * V_prev
                 V_prev[:] = net.params
             continue
@@ -91,7 +92,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 c = max(len(idx), 1) if cfg.reduce == "mean" else 1
                 opts[p].step(nets[p].params, g, c)
             acc += nets[p].params  # rank order
-        new = acc / P - cfg.beta * V_prev  # eq. (3)
+        new = acc / P - cfg.beta * V_prev  # V(e) = v̄(e) − β·V(e−1)
         for q in nets:
             q.params[:] = new
         V_prev[:] = new

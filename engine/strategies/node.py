@@ -1,30 +1,29 @@
-"""Node-parallel training of an MLP (Hlynsson & Schmitz 2016, §3–4).
+"""Node-parallel training of an MLP.
 
 Every worker p owns a block of nodes in every layer, chosen by the linear data
-distribution of §3 (:class:`engine.schedule.LinearDistribution`). Per pattern
+distribution (:class:`engine.schedule.LinearDistribution`). Per pattern
 bunch of B patterns:
 
-forward (§4.1)
+forward
     for l = 1..L: worker p computes o_{l,n} = φ(Σ_i w_{l,n,i} o_{l−1,i} + b_{l,n})
     for its nodes n, then the blocks are exchanged so every worker holds the
     whole layer o_l (B, N(l)) before layer l+1.
-backward (§4.2)
+backward
     δ_{L,n} = ∂E/∂o_{L,n} · φ'(o_{L,n}) for its output nodes, exchanged; then
     for l = L−1..1: δ_{l,n} = (Σ_k w_{l+1,k,n} δ_{l+1,k}) · φ'(o_{l,n}) for its
     nodes, exchanged.
-weight update (§4.3)
+weight update
     w_{l,n,i} ← w_{l,n,i} − η/B · Σ_patterns o_{l−1,i} δ_{l,n}, no communication.
 
 The exchange of a layer is one allgather of every worker's block, padded to
-the largest block K + [R > 0] (the paper's pseudocode broadcasts node by node;
-an allgather is the same data movement as P broadcasts, in one collective).
+the largest block K + [R > 0] (the same data movement as P broadcasts, or as
+broadcasting node by node, in one collective).
 
 Which weights a worker holds. The forward pass of node n needs w_{l,n,·}
 (its incoming weights, a row of ``Wc``); the backward pass of node n in layer
-l needs w_{l+1,·,n} (its outgoing weights, a row of ``Wr``). §6.1.3 says
-"each processor holds all the weights" and §4.3 updates only the incoming
-weights of a worker's own nodes; read literally, the outgoing weights it uses
-in the next backward pass would then be stale (another worker updated them).
+l needs w_{l+1,·,n} (its outgoing weights, a row of ``Wr``). Were a worker
+to update only the incoming weights of its own nodes, the outgoing weights it
+uses in the next backward pass would be stale (another worker updated them).
 So each worker keeps both blocks it uses, ``Wc[l]`` (I_{p,l}, N(l−1)) and
 ``Wr[l]`` (I_{p,l−1}, N(l)), and updates both itself: after the exchanges it
 has the whole o_{l−1} and δ_l it needs, so the update stays free of
@@ -117,8 +116,8 @@ def check_fits(sizes, P: int, *, B: int = 1, emulated: bool = False,
 # -- one worker -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class NodeConfig:
-    lr: float = 0.1  # η of §2 (the paper gives no value)
-    train_bias: bool = True  # §2's net has no biases: False keeps them at their initial value
+    lr: float = 0.1  # η, the learning rate
+    train_bias: bool = True  # False keeps the biases at their initial value (a net without biases)
 
     def __post_init__(self):
         if not self.lr > 0:
@@ -153,7 +152,7 @@ class NodeWorker:
         return self.acts[l].f(out, out)
 
     def output_delta(self, a_L: np.ndarray, t: np.ndarray, loss, out: np.ndarray) -> np.ndarray:
-        """δ_L = ∂E/∂o_L · φ'(o_L) for own output nodes (§2): out (B, I_{p,L})."""
+        """δ_L = ∂E/∂o_L · φ'(o_L) for own output nodes: out (B, I_{p,L})."""
         own = self.own[self.L]
         y = a_L[:, own]
         dy = loss.grad(y, t[:, own])  # (B, I_{p,L})
@@ -167,7 +166,7 @@ class NodeWorker:
         return out
 
     def update(self, a: list, delta: list, *, lr: float, B: int, train_bias: bool = True) -> None:
-        """§4.3 for own incoming weights, and the same update of own outgoing weights."""
+        """The weight update of own incoming weights, and the same update of own outgoing weights."""
         step = -lr / B
         for l in range(1, self.L + 1):
             d_own = delta[l][:, self.own[l]]  # (B, I_{p,l})
@@ -304,8 +303,8 @@ def train_node_parallel(X, T, *, sizes, activation: str, params: np.ndarray, wor
     (``mpi``: ``comm`` has exactly ``workers`` ranks and the record comes back on rank 0,
     None elsewhere; ``emulated``: every exchange charged by ``profile``).
 
-    ``passes``: ``forward`` (Table 2), ``forward_backward`` (Table 3) or
-    ``train`` (forward, backward and update: §5). ``keep`` returns the outputs
+    ``passes``: ``forward``, ``forward_backward`` or ``train`` (forward,
+    backward and update). ``keep`` returns the outputs
     of every bunch, the last bunch's activations and deltas, and every
     worker's blocks (for assembling the trained net) in ``record.extra``.
     The memory the run needs is checked before anything is allocated.

@@ -52,10 +52,10 @@ def train_serial(net: MLP, X: np.ndarray, T: np.ndarray, *, lr: float, momentum:
                  loss: str = "mse", rng: np.random.Generator | None = None) -> RunRecord:
     """Train ``net`` in place until the training-set MSE is below ``threshold``.
 
-    ``bunch`` = None or n is batch training in data order (Dahl et al.'s 1-node
-    baseline); a smaller bunch shuffles the data order each epoch with ``rng``
-    (the shared data-order stream). The MSE checked is the one of the epoch
-    just presented, as in sequential batch training (Dahl et al. 2008, §4.1).
+    ``bunch`` = None or n is batch training in data order (the 1-node baseline
+    of pattern-parallel training); a smaller bunch shuffles the data order each
+    epoch with ``rng`` (the shared data-order stream). The MSE checked is the
+    one of the epoch just presented, as in sequential batch training.
     Runs :func:`serial_worker` on the in-process backend of
     :func:`engine.parallel.driver.run`.
     """
