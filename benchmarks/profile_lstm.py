@@ -15,6 +15,14 @@ Then, for reference, how often numpy's ``exp``, ``log`` and ``tanh`` differ in t
 from the C library's (``math``), which is what numba's compiled code would call.
 
     .venv/bin/python benchmarks/profile_lstm.py [--rounds 3]
+    .venv/bin/python benchmarks/profile_lstm.py --layouts [--k 4] [--rounds 3]
+
+``--layouts``: instead, Fig. 4's question of what a bucketed cell costs against a random
+batch's. One epoch of forward + backward passes (no update, as reproduce/paper2/timing_k.py
+times them) per layout (random batches, optimal Q = 3 and 6) at mini-batch size k, split
+into the three phases, with each layout's padded cells Σ B·T_pad and its CTC lattice cells
+Σ B·T_pad·S_pad (S_pad = 2·longest label + 1 in the batch, what the α/β recursions run
+over), interleaved, best of ``--rounds``.
 """
 from __future__ import annotations
 
@@ -95,11 +103,58 @@ def mismatches(n: int = 100_000) -> None:
               f"({100 * diff / n:.1f} %)")
 
 
+def layouts(k: int, rounds: int, acc: dict) -> None:
+    from engine.schedule import BUCKETINGS
+    from reproduce.paper2 import tasks
+    from reproduce.paper2.bucketed import SeqWorker
+    from reproduce.paper2.setup import DEFAULT
+
+    d, data = tasks._seq(DEFAULT)
+    tr = np.asarray(d.train)
+    lab = np.array([len(x) for x in data.labels])
+    best = {}
+    with threadpool_limits(1):
+        for rep in range(rounds):
+            perm = np.random.default_rng(100 + rep).permutation(tr)
+            for m, q in (("random", 1), ("optimal", 3), ("optimal", 6)):
+                cfg = tasks.cfg_for(DEFAULT, Q=q, epochs=1, method=m)
+                w = SeqWorker(data, tasks._n_out(), cfg=cfg, seed=1, rank=0, size=1)
+                bounds = BUCKETINGS[m](data.lengths[tr], q) if m in BUCKETINGS else None
+                batches = w.schedule(perm, bounds, batch_size=k, rng=np.random.default_rng(rep))
+                big = max(batches, key=lambda b: b.idx.size * b.pad_len)
+                w.grad(big.idx, big.pad_len)  # untimed warm-up, as timing_k.py
+                for key in acc:
+                    acc[key] = 0.0
+                t = time.perf_counter()
+                for b in batches:
+                    w.grad(b.idx, b.pad_len)
+                dt = time.perf_counter() - t
+                name = f"{m}:{q}"
+                if name not in best or dt < best[name][0]:
+                    best[name] = (dt, dict(acc), sum(b.idx.size * b.pad_len for b in batches),
+                                  sum(b.idx.size * b.pad_len * (2 * lab[b.idx].max() + 1) for b in batches))
+    r = best["random:1"]
+    print(f"\nk = {k}: one epoch of forward + backward passes, best of {rounds} interleaved rounds; "
+          "ratios are random batches' ÷ this layout's")
+    print(f"  {'layout':11s} {'seconds':>8s} {'speed-up':>8s} {'cells':>7s} {'lattice':>8s}  "
+          + "  ".join(f"{p:>9s}" for p in PHASES))
+    for name, (dt, ph, cells, lat) in best.items():
+        print(f"  {name:11s} {dt:8.2f} {r[0] / dt:8.3f} {r[2] / cells:7.3f} {r[3] / lat:8.3f}  "
+              + "  ".join(f"{r[1][p] / ph[p]:9.3f}" for p in PHASES))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layouts", action="store_true", help="Fig. 4's cost per cell by layout instead")
+    ap.add_argument("--k", type=int, default=4, help="--layouts: the mini-batch size")
     args = ap.parse_args(argv)
     acc = timed_phases()
+    if args.layouts:
+        print(f"seqkernels: {K.IMPLEMENTATION}; load {os.getloadavg()[0]:.2f}")
+        layouts(args.k, args.rounds, acc)
+        print(f"load {os.getloadavg()[0]:.2f}")
+        return 0
     print(f"seqkernels: {K.IMPLEMENTATION}; load {os.getloadavg()[0]:.2f}")
     if K.IMPLEMENTATION != "numba":
         print("numba is absent: nothing to compare")
