@@ -67,7 +67,8 @@ class NodeWorkerCompute:
 def measured_speedup(P: int, passes: str = "forward") -> dict:
     """Measured speedup at P local workers, and the calibrated models' predictions."""
     from engine.comm.local import run_local
-    from engine.perfmodel import calibrate_exchange, calibrate_t_a
+    from reproduce.paper4.blocked import calibrate_exchange
+    from reproduce.paper4.model import calibrate_t_a
     from reproduce.paper4.model import NodeModel
     from reproduce.paper4.report import blocked_time
     from reproduce.paper4.tasks import node_measured

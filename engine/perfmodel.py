@@ -271,111 +271,13 @@ def measure_here(*, small: int = 8, large: int = 1 << 16, reps: int = 2000,
                 f"{small} and {large} float64 per rank"))
 
 
-def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) -> float:
-    """Least-squares α for allgather times observed at one P and message size,
-    with β fixed: α = mean(T_obs − (P−1)·s/β) / ⌈log2 P⌉.
-    """
-    if P < 2:
-        raise ValueError(f"fit_latency needs P >= 2 (one node does not communicate), got P={P}")
-    obs = np.asarray(comm_s_per_round, dtype=float)
-    return float(np.mean(obs - (P - 1) * nbytes / bandwidth_Bps) / math.ceil(math.log2(P)))
-
-
-def blocked_exchange_time(P: int, values: int, *, t_startup: float, t_data: float) -> float:
-    """One exchange of engine/strategies/node.py: an allgather of ``values`` float64
-    per rank, by recursive doubling: ⌈log2 P⌉·t_startup + (P−1)·values·t_data.
-    (The model of this allgather, not of a node-by-node broadcast.)
-    """
-    if P <= 1:
-        return 0.0
-    return math.ceil(math.log2(P)) * t_startup + (P - 1) * values * t_data
-
-
-def node_profile(t_startup: float, t_data: float, *, name: str, source: str) -> MachineProfile:
-    """The calibrated exchange model as a MachineProfile for emulated node-parallel runs:
-    α = t_startup, β = 8 bytes / t_data, so allgather_time is blocked_exchange_time."""
-    return MachineProfile(name, t_startup, 8.0 / t_data if t_data > 0 else math.inf, source=source)
-
-
-def _allgather_times(comm, sizes, reps: int) -> list[float]:
-    """Per size: the fastest of ``reps`` single allgathers, each timed on its own.
-
-    On a machine shared with other jobs most calls can wait for a descheduled
-    peer (here: ~2 µs when both ranks hold a core, ~50 µs when they share one),
-    so the best call is the estimate of the unloaded machine."""
-    out = []
-    for m in sizes:
-        x = np.zeros(m)  # (m,)
-        recv = np.empty((comm.size, m))  # (P, m)
-        for _ in range(max(5, reps // 10)):
-            comm.allgather(x, recv)
-        per = np.empty(reps)  # (reps,)
-        comm.barrier()
-        for i in range(reps):
-            t = perf_counter()
-            comm.allgather(x, recv)
-            per[i] = perf_counter() - t
-        out.append(float(per.min()))
-    return out
-
-
-def calibrate_exchange(comm, *, sizes=(1, 16, 256, 4096, 32768), reps: int = 400) -> dict:
-    """t_startup and t_data of one communicator from timed allgathers (run on every rank).
-
-    Fits T(m) = ⌈log2 P⌉·t_startup + (P−1)·m·t_data (the recursive-doubling model
-    of :func:`blocked_exchange_time`) by least squares over message sizes m
-    (float64 per rank); with P = 2, T(m) = t_startup + m·t_data. Returns the fit,
-    the raw times (fastest single call per size) and the size of the communicator.
-    """
-    t = np.asarray(_allgather_times(comm, sizes, reps))
-    m = np.asarray(sizes, dtype=float)
-    P = comm.size
-    steps = math.ceil(math.log2(P)) if P > 1 else 1
-    A = np.stack([np.full_like(m, steps), (max(P, 2) - 1) * m], axis=1)
-    w = 1.0 / np.maximum(t, 1e-12)  # relative errors: small messages count as much as large
-    (ts, td), *_ = np.linalg.lstsq(A * w[:, None], t * w, rcond=None)
-    return {"t_startup": float(max(ts, 0.0)), "t_data": float(max(td, 0.0)), "P": P,
-            "sizes": list(map(int, sizes)), "seconds": t.tolist(), "reps": reps}
-
-
-def calibrate_t_a(sizes, *, B: int = 1, reps: int = 20, activation: str = "symmetric_sigmoid",
-                  rng: np.random.Generator | None = None) -> dict:
-    """t_a from the serial forward pass of an MLP ``sizes`` (engine/nets/mlp.py, this
-    process's BLAS threads): median time / (Σ N(l−1)·N(l) + Σ N(l)) operations per
-    pattern (one per weight and one per node of a serial forward pass)."""
-    from engine.nets.mlp import MLP
-
-    rng = np.random.default_rng(0) if rng is None else rng
-    net = MLP(sizes, activation)
-    net.init_uniform(rng, scale=0.1)
-    x = rng.uniform(-1, 1, (B, sizes[0]))  # (B, N(0))
-    ws = net.workspace(B)
-    net.forward(x, ws=ws)
-    ts = []
-    for _ in range(reps):
-        t = perf_counter()
-        net.forward(x, ws=ws)
-        ts.append(perf_counter() - t)
-    ops = B * sum(sizes[l - 1] * sizes[l] + sizes[l] for l in range(1, len(sizes)))
-    med = float(np.median(ts))
-    return {"t_a": med / ops, "forward_s": med, "forward_s_min": float(min(ts)),
-            "forward_s_max": float(max(ts)), "ops": ops, "reps": reps, "sizes": list(sizes), "B": B}
-
-
-# ---- shared-memory synchronisation: a spin barrier and a shared sum -------------------------
+# ---- a spin barrier -----------------------------------------------------------------------
 def barrier_time_linear(profile: MachineProfile, P: int) -> float:
     """One barrier of P workers: (P − 1)·α. The local backend's barrier has each rank
     spin on the flags of its P − 1 peers (engine/comm/local.py), one cache-line
     transfer each; α is the profile's small-message time between 2 processes.
     Zero for one worker."""
     return 0.0 if P <= 1 else (P - 1) * profile.latency_s
-
-
-def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
-    """Summing P per-worker vectors of ``nbytes`` in shared memory (each worker's copy
-    of the duplicated variables): one barrier plus (P − 1) vectors read at the
-    profile's bandwidth β. Zero for one worker."""
-    return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps
 
 
 # ---- an allreduce model -------------------------------------------------------------------

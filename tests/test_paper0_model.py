@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from engine.perfmodel import MachineProfile, barrier_time_linear, shared_sum_time
+from engine.perfmodel import MachineProfile, barrier_time_linear
+from reproduce.paper0.barrier import shared_sum_time
 from reproduce.paper0.report import netpart_emulated, seqpart_emulated
 
 PROF = MachineProfile("test", latency_s=1e-6, bandwidth_Bps=1e9, source="test")

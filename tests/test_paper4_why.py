@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from engine.perfmodel import node_profile
+from reproduce.paper4.blocked import node_profile
 from reproduce.paper4.model import NodeModel
 from reproduce import claims as C
 from reproduce import report as R

@@ -3,7 +3,8 @@ import math
 
 import pytest
 
-from engine.perfmodel import MachineProfile, fit_latency
+from engine.perfmodel import MachineProfile
+from reproduce.paper3.setup import fit_latency
 
 PROF = MachineProfile("t", latency_s=1e-4, bandwidth_Bps=1e8, source="test")
 

@@ -1,11 +1,12 @@
 """paper0's machine profiles for barrier-bound emulations (McCann & Kalman 1994): the α of
 this machine's spin barrier between 2 local processes, at its best and at its median
-(engine/perfmodel.py ``barrier_time_linear`` prices a barrier of P workers with it)."""
+(engine.perfmodel.barrier_time_linear prices a barrier of P workers with it,
+:func:`shared_sum_time` the sum of §3.2)."""
 from __future__ import annotations
 
 import numpy as np
 
-from engine.perfmodel import MachineProfile
+from engine.perfmodel import MachineProfile, barrier_time_linear
 
 
 def _barrier_times(comm, bursts, reps, pause):
@@ -50,3 +51,10 @@ def measure_barrier_here(base: MachineProfile, *, bursts: int = 10, reps: int = 
                            source="α: median of the best burst of " + desc),
             MachineProfile("here-median", float(np.median(t)), base.bandwidth_Bps,
                            source="α: median of all barriers of " + desc)]
+
+
+def shared_sum_time(profile: MachineProfile, P: int, nbytes: int) -> float:
+    """Summing P per-worker vectors of ``nbytes`` in shared memory (each worker's copy
+    of the duplicated variables): one barrier plus (P − 1) vectors read at the
+    profile's bandwidth β. Zero for one worker."""
+    return 0.0 if P <= 1 else barrier_time_linear(profile, P) + (P - 1) * nbytes / profile.bandwidth_Bps

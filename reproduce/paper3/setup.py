@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from engine.nets.mlp import MLP
-from engine.perfmodel import MachineProfile, fit_latency
+import math
+
+import numpy as np
+
+from engine.perfmodel import MachineProfile
 
 NAME = "paper3"
 
@@ -113,6 +117,16 @@ def table2_implied(interpretation: str) -> list[dict]:
 
 def paper_message_bytes(setup: Setup) -> int:
     return (MLP(setup.sizes).n_params + 1) * FANN_VALUE_BYTES  # weights + piggybacked error
+
+
+def fit_latency(comm_s_per_round, *, P: int, nbytes: int, bandwidth_Bps: float) -> float:
+    """Least-squares α for allgather times observed at one P and message size,
+    with β fixed: α = mean(T_obs − (P−1)·s/β) / ⌈log2 P⌉.
+    """
+    if P < 2:
+        raise ValueError(f"fit_latency needs P >= 2 (one node does not communicate), got P={P}")
+    obs = np.asarray(comm_s_per_round, dtype=float)
+    return float(np.mean(obs - (P - 1) * nbytes / bandwidth_Bps) / math.ceil(math.log2(P)))
 
 
 def gige2008(setup: Setup = DEFAULT) -> MachineProfile:

@@ -1,11 +1,14 @@
 """paper4's §6 speedup model (Hlynsson & Schmitz 2016) as printed: the node-parallel
 forward, backward, update and aggregate speedups (§6.1–6.2) of a net of uniform width n and
-L layers, with t_a, t_startup and t_data calibrated on a machine (engine/perfmodel.py
-``calibrate_exchange``, ``calibrate_t_a``). Our implementation's own model is blocked.py."""
+L layers, with t_a, t_startup and t_data calibrated on a machine (:func:`calibrate_t_a`
+here, blocked.py ``calibrate_exchange``). Our implementation's own model is blocked.py."""
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from time import perf_counter
+
+import numpy as np
 
 # The formulas below are §6 exactly as printed: N(l) = n in every layer, L layers
 # (L − 1 of them computed), t_a the time of one arithmetic operation, t_startup and
@@ -93,3 +96,27 @@ class NodeModel:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "r": self.r}
+
+
+def calibrate_t_a(sizes, *, B: int = 1, reps: int = 20, activation: str = "symmetric_sigmoid",
+                  rng: np.random.Generator | None = None) -> dict:
+    """t_a from the serial forward pass of an MLP ``sizes`` (engine/nets/mlp.py, this
+    process's BLAS threads): median time / (Σ N(l−1)·N(l) + Σ N(l)) operations per
+    pattern (one per weight and one per node of a serial forward pass)."""
+    from engine.nets.mlp import MLP
+
+    rng = np.random.default_rng(0) if rng is None else rng
+    net = MLP(sizes, activation)
+    net.init_uniform(rng, scale=0.1)
+    x = rng.uniform(-1, 1, (B, sizes[0]))  # (B, N(0))
+    ws = net.workspace(B)
+    net.forward(x, ws=ws)
+    ts = []
+    for _ in range(reps):
+        t = perf_counter()
+        net.forward(x, ws=ws)
+        ts.append(perf_counter() - t)
+    ops = B * sum(sizes[l - 1] * sizes[l] + sizes[l] for l in range(1, len(sizes)))
+    med = float(np.median(ts))
+    return {"t_a": med / ops, "forward_s": med, "forward_s_min": float(min(ts)),
+            "forward_s_max": float(max(ts)), "ops": ops, "reps": reps, "sizes": list(sizes), "B": B}

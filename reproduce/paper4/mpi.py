@@ -1,5 +1,5 @@
 """``mpiexec -n 2 python -m reproduce.paper4.mpi [REPS]``: t_startup and t_data of the
-MPI communicator (engine.perfmodel.calibrate_exchange); rank 0 prints one JSON line."""
+MPI communicator (reproduce.paper4.blocked.calibrate_exchange); rank 0 prints one JSON line."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import sys
 
 def main(argv=None) -> int:
     from engine.comm.mpi import MPIComm
-    from engine.perfmodel import calibrate_exchange
+    from reproduce.paper4.blocked import calibrate_exchange
 
     argv = sys.argv[1:] if argv is None else argv
     reps = int(argv[0]) if argv else 400

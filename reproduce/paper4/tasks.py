@@ -16,8 +16,9 @@ import numpy as np
 from pydantic import Discriminator, Field, RootModel, Tag
 
 from engine.nets.mlp import MLP
-from engine.perfmodel import FREE, MachineProfile, calibrate_exchange, calibrate_t_a, node_profile
-from reproduce.paper4.model import NodeModel
+from engine.perfmodel import FREE, MachineProfile
+from reproduce.paper4.blocked import calibrate_exchange, node_profile
+from reproduce.paper4.model import NodeModel, calibrate_t_a
 from engine.strategies.node import NodeConfig, check_fits, train_node_parallel
 from reproduce.paper4.setup import PASSES, TYPICAL_TARGETS, Setup
 from reproduce.result_schema import Count, Fraction, LoadAvg, Result, Seconds
@@ -339,7 +340,7 @@ def emulation_profile(cal: dict, backend: str) -> MachineProfile:
 
 
 # ---- what run_task returns, checked on a cached result (reproduce/result_schema.py) ----
-class ExchangeCalibration(Result):  # engine.perfmodel.calibrate_exchange
+class ExchangeCalibration(Result):  # reproduce.paper4.blocked.calibrate_exchange
     t_startup: Seconds
     t_data: Seconds
     P: Count
@@ -369,7 +370,7 @@ class CalibrateExchangeMpiResult(RootModel):  # _mpi_calibration: the fit, or wh
                                   custom_error_message="available must be true or false")]
 
 
-class TaCalibration(Result):  # engine.perfmodel.calibrate_t_a
+class TaCalibration(Result):  # reproduce.paper4.model.calibrate_t_a
     t_a: Seconds
     forward_s: Seconds
     forward_s_min: Seconds
