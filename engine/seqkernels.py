@@ -341,7 +341,8 @@ def warm_up() -> None:
         return
     T, S = 2, 3
     for B, H in ((1, 1), (2, 2)):  # numpy's matmul between kernels; _matmul
-        Z, C, TC, Hs = np.zeros((T, B, 4 * H)), np.zeros((T, B, H)), np.zeros((T, B, H)), np.zeros((T + 1, B, H))
+        Z, C, TC = np.zeros((T, B, 4 * H)), np.zeros((T, B, H)), np.zeros((T, B, H))
+        Hs = np.zeros((T + 1, B, H))
         _nb_lstm_forward(Z, np.zeros((H, 4 * H)), C, Hs, TC)
         _nb_lstm_backward(Z, C.copy(), TC, C, np.zeros((H, 4 * H)), Z.copy())
     lpe, skip = np.zeros((T, 1, S)), np.zeros((1, S), dtype=bool)

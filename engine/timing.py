@@ -2,11 +2,14 @@
 every strategy returns."""
 from __future__ import annotations
 
+from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import perf_counter
 
 import numpy as np
+
+COLLECTIVE, ROUND = -1.0, -2.0  # a trace's markers (WorkerClock.events); a piece is ≥ 0
 
 
 class RoundLog:
@@ -39,7 +42,8 @@ class WorkerClock:
     :meth:`start`.
     """
 
-    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_pending", "running", "scale")
+    __slots__ = ("log", "t0", "_t", "_compute", "_comm", "_bytes", "_pending", "running", "scale",
+                 "events")
 
     def __init__(self):
         self.log = RoundLog(4096)
@@ -51,11 +55,15 @@ class WorkerClock:
         # every collective reads it on the hot path)
         self.scale = 1.0  # compute booked = measured × scale (an emulated machine's speed
         # and contention, MachineProfile.compute_scale); 1 on every real backend
+        self.events = None  # a trace (emulated backend only): an array("d") of the measured compute
+        # pieces (s, ≥ 0) and the COLLECTIVE and ROUND markers, in order (engine/comm/replay.py)
 
     def start(self) -> None:
         """Start counting from now, with an empty log (a communicator may run several
         strategies one after another)."""
         self.log = RoundLog(4096)
+        if self.events is not None:
+            self.events = array("d")
         self._t = self.t0 = perf_counter()
         self._compute = self._comm = self._bytes = self._pending = 0.0
         self.running = True
@@ -63,9 +71,12 @@ class WorkerClock:
     def _book(self) -> None:
         """Book the compute since the last boundary."""
         now = perf_counter()
-        seg, self._t = (now - self._t) * self.scale, now
+        raw, self._t = now - self._t, now
+        seg = raw * self.scale
         self._compute += seg
         self._pending += seg
+        if self.events is not None:
+            self.events.append(raw)
 
     def enter(self) -> float:
         """A collective begins: book the compute since the last boundary; return the compute
@@ -73,6 +84,8 @@ class WorkerClock:
         if not self.running:
             return 0.0
         self._book()
+        if self.events is not None:
+            self.events.append(COLLECTIVE)
         seg, self._pending = self._pending, 0.0
         return seg
 
@@ -92,6 +105,8 @@ class WorkerClock:
         if not self.running:
             raise RuntimeError("end_round() before start() or inside untimed()")
         self._book()
+        if self.events is not None:
+            self.events.append(ROUND)
         self.log.add(self._compute, self._comm, self._bytes if nbytes is None else nbytes)
         self._compute = self._comm = self._bytes = 0.0
 
@@ -139,6 +154,7 @@ class RunRecord:
     profile: str = ""  # machine profile behind emulated communication
     params: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+    trace: dict | None = None  # an emulated run's trace, which a profile prices (engine/comm/replay.py)
 
     @property
     def time_s(self) -> float:

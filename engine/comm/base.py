@@ -256,6 +256,11 @@ class Communicator:
         self._barrier()
         self._charge("barrier", 0, seg)
 
+    def trace(self) -> dict | None:
+        """This worker's part of an emulated run's trace (engine/comm/replay.py); None on the
+        backends that measure their collectives."""
+        return None
+
     def gather_objects(self, obj, root: int = 0) -> list | None:
         """Every rank's picklable ``obj`` in rank order on ``root``, None elsewhere (untimed).
         Generic version over :meth:`allgather`, in float64 words; MPI overrides it."""

@@ -9,7 +9,8 @@ collectives, as a worker with a core of its own would run it. (Threads handing
 a baton to each other made 70 µs compute segments about 15 % slower: every
 hand-over is a kernel context switch.)
 
-Each worker has a virtual clock. At a collective, worker p arrives at
+Each worker has a virtual clock (:func:`engine.comm.replay.price`, the one pricing the
+live run and a replay share). At a collective, worker p arrives at
 vt_p + c_p, c_p its compute since the last collective scaled to the profile's
 machine (:meth:`engine.perfmodel.MachineProfile.compute_scale`: speed ratio ×
 contention of P workers; 1 for an α/β profile); the collective ends for every
@@ -20,6 +21,11 @@ A worker's booked communication is therefore the modelled cost plus its wait
 for the slowest peer, and :attr:`engine.timing.RunRecord.time_s` is the slowest worker's
 virtual finish time. Numerically the run is the SPMD run: the data move as on
 the local backend (allreduce summed in rank order).
+
+Every run keeps its trace: per worker, the measured compute between its collectives
+(and where its rounds end), and per timed collective its operation and bytes
+(:meth:`EmulatedComm.trace`); :func:`engine.comm.replay.replay` prices it under any
+profile, and under the run's own gives the run's accounts.
 
 A worker that raises ends the run with :class:`WorkerError` naming it; a
 worker that returns while its peers wait in a collective is a mismatch, and
@@ -34,11 +40,13 @@ KeyboardInterrupt and SystemExit (the SIGTERM handler's) pass through as they ar
 from __future__ import annotations
 
 import traceback
+from array import array
 
 import numpy as np
 from greenlet import getcurrent, greenlet
 
 from engine.comm.base import Communicator, WorkerError, stall_timeout
+from engine.comm.replay import price
 
 
 class _Group:
@@ -54,6 +62,7 @@ class _Group:
         self.data: list = [None] * size  # each worker's contribution
         self.result = None
         self.charge = np.zeros(size)  # (P,) booked communication of the last collective
+        self.ops: list = []  # the trace's timed collectives: (op, nbytes, root) in order
 
     def complete(self) -> None:
         """Every worker waits in a collective: compute its result and its cost."""
@@ -75,9 +84,8 @@ class _Group:
         else:
             self.result = None
         if timed:
-            end = (self.arrive.max() + self.profile.sync_wait(self.size, float(self.seg.mean()),
-                                                                self.kernel)
-                   + self.profile.collective_time(op, self.size, nbytes))
+            self.ops.append((op, nbytes, root))
+            end = price(self.profile, self.kernel, op, nbytes, self.arrive, self.seg)
             self.charge = end - self.arrive
             self.vt[:] = end
         else:
@@ -93,6 +101,13 @@ class EmulatedComm(Communicator):
         self.g = group
         # compute → the profile's machine (speed ratio × contention of the reference kernel)
         self.clock.scale = group.profile.compute_scale(group.size, group.kernel)
+        self.clock.events = array("d")
+
+    def trace(self) -> dict:
+        """This worker's part of the run's trace (engine/comm/replay.py): the machine's size
+        and kernel, the timed collectives so far (shared by every worker) and its events."""
+        return {"P": self.size, "kernel": self.g.kernel, "ops": self.g.ops, "rank": self.rank,
+                "events": np.array(self.clock.events, dtype=np.float64)}
 
     def _collective(self, op: str, data, nbytes: int, seg: float, root: int = 0):
         """Deposit this worker's part, hand over to the scheduler, return the result."""
