@@ -7,6 +7,8 @@ scratch in the BPTT loop), so equality is exact. The MLP's cache-blocked passes
 were reverted (0.82× on the 16-core host, results/machines/xeon207x16/issue14/);
 its test now pins the MLP and SGD step to the same formulas.
 Negative control: a formula that reorders the operations does differ in the bits.
+The LSTM and CTC comparisons are bit for bit where the compiled loops keep numpy's bits
+(tests/test_seqkernels.py ``SAME``), else bounded (:func:`close_or_same`).
 """
 from __future__ import annotations
 
@@ -19,7 +21,20 @@ from engine.losses import CTCTarget, _lse3, ctc_loss_and_grad, log_softmax
 from engine.nets.lstm import LSTM
 from engine.nets.mlp import MLP
 from engine.optim import SGD
+from test_seqkernels import SAME  # tests/ is on sys.path under pytest
 
+
+
+def close_or_same(got, ref) -> bool:
+    """Bit for bit where the compiled CTC and LSTM loops keep numpy's bits on this CPU
+    (tests/test_seqkernels.py SAME); elsewhere (numpy's AVX-512 exp, another BLAS order)
+    the same infinities and every entry within 1e-12 of the largest magnitude."""
+    if SAME:
+        return np.array_equal(got, ref)
+    fin = np.isfinite(ref)
+    return (np.array_equal(np.isfinite(got), fin) and np.array_equal(got[~fin], ref[~fin])
+            and np.max(np.abs(got[fin] - ref[fin]), initial=0.0)
+            <= 1e-12 * np.max(np.abs(ref[fin]), initial=0.0))
 
 def ref_mlp_step(net, X, T, velocity, *, lr, momentum):
     """main's MLP forward/backward and SGD step, whole arrays, with temporaries."""
@@ -203,8 +218,8 @@ def test_ctc_buffered_recursions_are_bitwise_main(seed):
     u, tgt = _ctc_problem(seed)
     loss, grad = ctc_loss_and_grad(u, tgt)
     loss0, grad0 = old_ctc(u, tgt)
-    assert np.array_equal(loss, loss0)  # +inf where a sequence is too short, equal too
-    assert np.array_equal(grad, grad0)
+    assert close_or_same(loss, loss0)  # +inf where a sequence is too short, equal too
+    assert close_or_same(grad, grad0)
 
 
 @pytest.mark.parametrize("T,B", [(17, 1), (25, 6)])
@@ -217,7 +232,7 @@ def test_lstm_hoisted_bptt_is_bitwise_main(T, B):
     mask[T - 3:, 0] = 0.0
     y, cache = net.forward(x, mask)
     dy = rng.standard_normal(y.shape) * mask[:, :, None]  # (T, B, n_out)
-    assert np.array_equal(net.backward(dy, cache), ref_lstm_backward(net, dy, cache))
+    assert close_or_same(net.backward(dy, cache), ref_lstm_backward(net, dy, cache))
 
 
 def test_lstm_ctc_batch_runs_through_loss_and_grad():

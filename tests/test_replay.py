@@ -54,12 +54,12 @@ def test_a_replay_under_the_runs_profile_is_the_run(monkeypatch, name, net, work
     dev, status = M.cell(name, WORKLOADS[net], backend="emulated", workers=workers)
     assert status == "pass" and runs
     for results, profile in runs:
-        compute, comm = replay(trace_of([r["trace"] for r in results]), profile)
+        compute, comm = replay(trace_of([r["comm_trace"] for r in results]), profile)
         live = accounts(results)
         assert np.array_equal(compute, live[0]) and np.array_equal(comm, live[1])
         if profile.latency_s > 0 and workers > 1 and comm.size:  # the control: 10× α
             slow = MachineProfile("slow", profile.latency_s * 10, profile.bandwidth_Bps, "test")
-            assert not np.array_equal(replay(trace_of([r["trace"] for r in results]), slow)[1], live[1])
+            assert not np.array_equal(replay(trace_of([r["comm_trace"] for r in results]), slow)[1], live[1])
 
 
 def test_a_calibrated_profile_replays_too():

@@ -51,7 +51,7 @@ def _instrumented(comm, worker, kw: dict) -> dict:
     res["wall"] = comm.clock.wall()
     trace = comm.trace()
     if trace is not None:  # emulated: what a profile prices (engine/comm/replay.py)
-        res["trace"] = trace
+        res["comm_trace"] = trace
     return res
 
 
@@ -60,7 +60,7 @@ def run(worker, *, workers: int, backend: str, comm=None, profile=None, kernel: 
     """Run ``worker(comm, **kw)`` on ``workers`` workers of ``backend``.
 
     Returns the workers' result dicts in rank order, each with ``log`` (rounds, 3)
-    and ``wall`` added (and, emulated, ``trace``: its part of the run's trace); None on MPI
+    and ``wall`` added (and, emulated, ``comm_trace``: its part of the run's trace); None on MPI
     ranks other than 0. ``comm`` is the MPI
     communicator (exactly ``workers`` ranks), ``profile`` the machine profile
     of an emulated run and ``kernel`` the profile's reference kernel that stands for
@@ -105,7 +105,7 @@ def record(results: list[dict], *, strategy: str, backend: str, profile=None, co
         raise RuntimeError(f"workers logged different numbers of rounds: {sorted(lens)}")
     logs = np.stack([r["log"] for r in results], axis=1)  # (rounds, P, 3)
     kind = kind_of(backend)
-    traced = all("trace" in r for r in results)
+    traced = all("comm_trace" in r for r in results)
     return RunRecord(
         strategy=strategy, workers=len(results), kind=kind, converged=bool(converged),
         rounds=logs.shape[0], epochs=float(epochs), final_mse=float(final_mse),
@@ -113,4 +113,4 @@ def record(results: list[dict], *, strategy: str, backend: str, profile=None, co
         bytes_sent=logs[:, :, 2],
         wall_s=max(r["wall"] for r in results) if kind == "measured" else float("nan"),
         profile=getattr(profile, "name", "") if kind == "emulated" else "", params=params,
-        extra=extra or {}, trace=trace_of([r["trace"] for r in results]) if traced else None)
+        extra=extra or {}, trace=trace_of([r["comm_trace"] for r in results]) if traced else None)
