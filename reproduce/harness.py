@@ -79,6 +79,9 @@ class Paper:
     # (args, runs: bool) -> None: checks (and applies) those options before any work, runs:
     # whether this invocation runs the paper; a UsageError refuses the invocation
     check_options: Callable | None = None
+    # {name: () -> MachineProfile}: the paper's own machines, which --profile NAME may name
+    # (reproduce/profiles.py)
+    machines: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:

@@ -29,14 +29,14 @@ COLORS = {
     "here-median": "#ff7f0e",  # orange, like "here": the same machine, a median latency
     "compute-only": "#2ca02c",  # green: free synchronisation, a bound
     "none": "#2ca02c",  # engine.perfmodel.FREE, the same bound
-    "gige2008": "#9467bd",  # purple: paper3's cluster
-    "multispert1997": "#8c564b",  # brown: paper1's MultiSpert bus
+    "gige2008": "#9467bd",  # purple: a 2008 Gigabit Ethernet cluster
+    "multispert1997": "#8c564b",  # brown: a 1997 accelerator bus
     "dev2": "#e377c2",  # pink
     "xeon16": "#17becf",  # cyan
     "xeon207x16": "#bcbd22",  # olive
-    "local-calibrated": "#6b3fa0",  # paper4's profile calibrated by its own run (local backend)
+    "local-calibrated": "#6b3fa0",  # a profile a run calibrates itself (local backend)
     "mpi-calibrated": "#3b6fb6",  # the same with --backend mpi
-    "formula": "#7f7f7f",  # grey: a formula with no machine (paper4's §6 models)
+    "formula": "#7f7f7f",  # grey: a formula with no machine (an analytic model)
 }
 # For names not in COLORS: chosen by a stable checksum of the name (never Python's hash).
 _SPARE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")

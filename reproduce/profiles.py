@@ -1,12 +1,8 @@
 """Named machine profiles for ``--profile NAME|PATH`` (issue 12).
 
 - ``here``: :func:`engine.perfmodel.measure_here` (2 local processes, at start-up);
-- the papers' machines, as MachineProfile objects with their sources:
-  ``gige2008`` (paper3's Gigabit Ethernet cluster, :func:`reproduce.paper3.setup.gige2008`)
-  and ``multispert1997`` (paper1's MultiSpert bus, read off
-  :data:`reproduce.paper1.setup.MULTISPERT_1997`, a §2.5 SpertModel). paper0, paper2 and
-  paper4 define no machine of their own as a profile (paper4's §6 machine is a NodeModel
-  with t_startup = t_data = t_a = 1, a ratio, not a time);
+- the machines the papers define, as MachineProfile objects with their sources: each
+  paper's ``Paper.machines`` (:func:`paper_machines`);
 - calibrated profiles shipped in ``engine/profiles/<name>.json`` (:data:`SHIPPED`: which
   probe each was built from, by :func:`build`), or a path to a profile JSON; these pass
   through :func:`engine.calibration.with_compute_ratio`, so compute measured here is
@@ -69,28 +65,20 @@ SHIPPED = {
 }
 
 
-def _gige2008() -> MachineProfile:
-    from reproduce.paper3.setup import gige2008
+def paper_machines() -> dict:
+    """{name: () -> MachineProfile}: the machines the papers define (each paper's
+    ``Paper.machines``), for every paper of :data:`reproduce.papers.PAPERS`."""
+    from reproduce import papers
 
-    return gige2008()
-
-
-def _multispert1997() -> MachineProfile:
-    """paper1's MultiSpert as α/β: α = the §2.5 model's latency (0: it has none), β = the
-    slower bus direction (reads, 2.7 MB/s). The tree and recursive-doubling formulas are
-    not §2.5's shared-bus model: paper1 prices its own figures with that model."""
-    from reproduce.paper1.setup import MULTISPERT_1997 as m
-
-    return MachineProfile(
-        m.name, m.latency_s, min(m.bw_write_Bps, m.bw_read_Bps), fitted=m.fitted,
-        source=(f"reproduce.paper1.setup.MULTISPERT_1997 ({m.source}); as α/β: α = its latency "
-                f"{m.latency_s} s (the §2.5 model has none), β = the slower bus direction "
-                f"(read, {min(m.bw_write_Bps, m.bw_read_Bps) / 1e6} MB/s); collectives priced "
-                "by the α/β tree formulas, not by §2.5's shared-bus model"))
+    out = {}
+    for entry in papers.PAPERS:
+        out.update(papers.load(entry["name"]).machines)
+    return out
 
 
-PAPER_MACHINES = {"gige2008": _gige2008, "multispert1997": _multispert1997}
-NAMES = ("here", *PAPER_MACHINES, *SHIPPED)
+def names() -> tuple:
+    """Every name ``--profile`` takes (a path to a profile JSON besides)."""
+    return ("here", *paper_machines(), *SHIPPED)
 
 
 def build(name: str, probe_path=None) -> MachineProfile:
@@ -107,12 +95,13 @@ def resolve(spec: str, *, here_kernels: dict | None = None) -> MachineProfile:
     (``here_kernels``: the reference kernels' seconds here; measured when None)."""
     if spec == "here":
         return measure_here()
-    if spec in PAPER_MACHINES:
-        return PAPER_MACHINES[spec]()
+    machines = paper_machines()
+    if spec in machines:
+        return machines[spec]()
     path = PROFILES_DIR / f"{spec}.json" if spec in SHIPPED else Path(spec)
     if spec in SHIPPED or (path.suffix == ".json" and path.is_file()):
         return with_compute_ratio(MachineProfile.load(path), here_kernels)
-    raise ValueError(f"unknown machine profile {spec!r}: choose one of {', '.join(NAMES)}, "
+    raise ValueError(f"unknown machine profile {spec!r}: choose one of {', '.join(names())}, "
                      "or give the path of a profile JSON (python -m reproduce calibrate writes one)")
 
 

@@ -111,7 +111,7 @@ def test_resolve_shipped_and_paper_machines():
     assert g.name == "gige2008" and g.fitted and g.source
     m = profiles.resolve("multispert1997")
     assert m.bandwidth_Bps == 2.7e6 and "MULTISPERT_1997" in m.source
-    assert set(profiles.NAMES) >= {"here", "gige2008", "multispert1997", "xeon16", "xeon207x16", "dev2"}
+    assert set(profiles.names()) >= {"here", "gige2008", "multispert1997", "xeon16", "xeon207x16", "dev2"}
 
 
 def _xeon16_kernels():

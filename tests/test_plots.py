@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reproduce import plotstyle as S
-from reproduce.profiles import NAMES
+from reproduce.profiles import names
 
 ROOT = Path(__file__).resolve().parents[1]
 # The same machine under two names: the run's profile and its median-latency variant
@@ -22,11 +22,11 @@ SAME = [{"here", "here-median"}, {"compute-only", "none"}]
 
 def test_every_profile_name_has_its_own_colour():
     shipped = {p.stem for p in (ROOT / "engine" / "profiles").glob("*.json")}
-    names = set(NAMES) | shipped | {"here-best", "here-median", "compute-only", "measured", "paper"}
-    missing = sorted(n for n in names if n not in S.COLORS)
+    every = set(names()) | shipped | {"here-best", "here-median", "compute-only", "measured", "paper"}
+    missing = sorted(n for n in every if n not in S.COLORS)
     assert not missing, f"no colour for {missing}"
     by_colour = {}
-    for n in names:
+    for n in every:
         by_colour.setdefault(S.COLORS[n], set()).add(n)
     shared = [ns for ns in by_colour.values() if len(ns) > 1 and not any(ns <= s for s in SAME)]
     assert not shared, f"different machines share a colour: {shared}"

@@ -20,4 +20,5 @@ PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/
                                      "reproduce/paper1/forward_parallel"),
                  cache_ignores=("runs", "fig6_bunches", "fig6_big", "nets", "perf_hidden", "pp_bunches",
                                 "one_seed_bunches", "warmup_bunches", "warmup_runs", "same_bunch_nets",
-                                "lr_sweep"))
+                                "lr_sweep"),
+                 machines={"multispert1997": setup.multispert1997_profile})

@@ -137,3 +137,19 @@ MULTISPERT_1997 = SpertModel(
             "2-byte outputs, ~115 MCUPS raw per board, 22 ms host error computation at the "
             "B = 48 implied by Table 1's transfer times; c2 = 0, c1_fwd = c1/3, c_h_fwd = 0 assumed; "
             "2-byte inputs and 4-byte weights assumed"))
+
+
+def multispert1997_profile():
+    """MultiSpert as an α/β MachineProfile for ``--profile multispert1997``: α = the §2.5
+    model's latency (0: it has none), β = the slower bus direction (reads, 2.7 MB/s). The tree
+    and recursive-doubling formulas are not §2.5's shared-bus model: this paper prices its
+    own figures with that model."""
+    from engine.perfmodel import MachineProfile
+
+    m = MULTISPERT_1997
+    return MachineProfile(
+        m.name, m.latency_s, min(m.bw_write_Bps, m.bw_read_Bps), fitted=m.fitted,
+        source=(f"reproduce.paper1.setup.MULTISPERT_1997 ({m.source}); as α/β: α = its latency "
+                f"{m.latency_s} s (the §2.5 model has none), β = the slower bus direction "
+                f"(read, {min(m.bw_write_Bps, m.bw_read_Bps) / 1e6} MB/s); collectives priced "
+                "by the α/β tree formulas, not by §2.5's shared-bus model"))

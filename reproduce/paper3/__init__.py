@@ -11,4 +11,5 @@ from reproduce.harness import Paper
 from reproduce.paper3 import setup, tasks
 
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper3/ppt",),
-                 cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs", "lr_scales"))
+                 cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs", "lr_scales"),
+                 machines={"gige2008": setup.gige2008})
