@@ -23,6 +23,12 @@ times them) per layout (random batches, optimal Q = 3 and 6) at mini-batch size 
 into the three phases, with each layout's padded cells Σ B·T_pad and its CTC lattice cells
 Σ B·T_pad·S_pad (S_pad = 2·longest label + 1 in the batch, what the α/β recursions run
 over), interleaved, best of ``--rounds``.
+
+``--costs``: what a forward step of the compiled path is made of at B = 4, H = 64 (T = 300
+random steps, best of ``--rounds``): the step as the engine runs it, the same loop without
+its two numpy ``tanh`` calls, the step's h W_h by the compiled FMA chain and by numpy's
+BLAS, and ns per element of numpy's ``tanh`` and ``exp`` and of the C library's ``tanh``
+compiled by numba (100,000 arguments).
 """
 from __future__ import annotations
 
@@ -103,6 +109,56 @@ def mismatches(n: int = 100_000) -> None:
               f"({100 * diff / n:.1f} %)")
 
 
+def _best(f, rounds: int, n: int = 1) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            f()
+        best = min(best, (time.perf_counter() - t) / n)
+    return best
+
+
+def costs(rounds: int, T: int = 300, B: int = 4, H: int = 64) -> None:
+    from numba import njit
+
+    @njit
+    def libm_tanh(x, out):
+        for i in range(x.size):
+            out[i] = math.tanh(x[i])
+
+    rng = np.random.default_rng(0)
+    Z0, Wh = rng.standard_normal((T, B, 4 * H)), rng.standard_normal((H, 4 * H)) * 0.1
+    C, TC, Hs, zh = np.empty((T, B, H)), np.empty((T, B, H)), np.zeros((T + 1, B, H)), np.empty((B, 4 * H))
+
+    def step(with_tanh: bool):
+        Z = Z0.copy()
+        for t in range(T):
+            K._gates_in(t, Z, TC, Hs, Wh, zh)
+            if with_tanh:
+                np.tanh(Z[t], out=Z[t])
+            K._cell(t, Z, C)
+            if with_tanh:
+                np.tanh(C[t], out=TC[t])
+
+    x, out = rng.uniform(-5, 5, 100_000), np.empty(100_000)
+    a, b, o = rng.standard_normal((B, H)), rng.standard_normal((H, 4 * H)), np.empty((B, 4 * H))
+    libm_tanh(x, out)
+    with threadpool_limits(1):
+        full, bare = _best(lambda: step(True), rounds) / T, _best(lambda: step(False), rounds) / T
+        mm_c, mm_np = (_best(lambda: K._matmul(a, b, o), rounds, 2000),
+                       _best(lambda: np.matmul(a, b, out=o), rounds, 2000))
+        per = {"numpy tanh": _best(lambda: np.tanh(x, out=out), rounds, 10),
+               "numpy exp": _best(lambda: np.exp(x, out=out), rounds, 10),
+               "C library tanh (numba)": _best(lambda: libm_tanh(x, out), rounds, 10)}
+    print(f"\nforward step, B = {B}, H = {H}, T = {T}, best of {rounds}: {full * 1e6:.1f} µs as run; "
+          f"{bare * 1e6:.1f} µs without its two numpy tanh calls ({B * 5 * H:,} values a step)")
+    print(f"h W_h ({B} × {H} × {4 * H}): compiled FMA chain {mm_c * 1e6:.1f} µs, numpy's BLAS "
+          f"{mm_np * 1e6:.1f} µs")
+    for k, v in per.items():
+        print(f"{k}: {v / x.size * 1e9:.1f} ns an element")
+
+
 def layouts(k: int, rounds: int, acc: dict) -> None:
     from engine.schedule import BUCKETINGS
     from reproduce.paper2 import tasks
@@ -148,7 +204,13 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--layouts", action="store_true", help="Fig. 4's cost per cell by layout instead")
     ap.add_argument("--k", type=int, default=4, help="--layouts: the mini-batch size")
+    ap.add_argument("--costs", action="store_true", help="a forward step's parts instead")
     args = ap.parse_args(argv)
+    if args.costs:
+        print(f"seqkernels: {K.IMPLEMENTATION}; load {os.getloadavg()[0]:.2f}")
+        costs(args.rounds)
+        print(f"load {os.getloadavg()[0]:.2f}")
+        return 0
     acc = timed_phases()
     if args.layouts:
         print(f"seqkernels: {K.IMPLEMENTATION}; load {os.getloadavg()[0]:.2f}")

@@ -566,8 +566,8 @@ def target_paper2_epoch(rep: Report, *, rounds: int, tmp: str) -> None:
           "fresh interpreter, interleaved")
     before = os.path.join(tmp, "paper2-before")
     os.makedirs(before, exist_ok=True)
-    arc = subprocess.run(f"git -C {REPO} archive {PAPER2_BEFORE} engine datasets reproduce | tar -x -C {before}",
-                         shell=True, capture_output=True, text=True)
+    arc = subprocess.run(f"git -C {REPO} archive {PAPER2_BEFORE} engine datasets reproduce "
+                         f"| tar -x -C {before}", shell=True, capture_output=True, text=True)
     if arc.returncode != 0:
         rep.add("8 paper2 epoch after/before", "not measured", ">= 2.00x", False,
                 f"git archive {PAPER2_BEFORE} failed")

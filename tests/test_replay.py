@@ -77,7 +77,7 @@ def test_a_calibrated_profile_replays_too():
 
 def worked_trace() -> dict:
     """Two workers, two rounds of one allreduce of 800 bytes each."""
-    return {"P": 2, "kernel": "small", "ops": [["allreduce", 800, 0, 2]],
+    return {"P": 2, "kernel": "small", "ops": [["allreduce", 800, 2]],
             "events": [np.array([1e-3, C, R, 2e-3, C, R]), np.array([3e-3, C, R, 1e-3, C, R])]}
 
 
@@ -96,12 +96,12 @@ def test_a_trace_that_lost_a_collective_is_refused():
     with pytest.raises(ValueError, match="worker 1's trace ends before collective allreduce"):
         replay(t, MachineProfile("ab", 1e-5, 1e8, "test"))
     t = worked_trace()
-    t["ops"] = [["allreduce", 800, 0, 1]]
+    t["ops"] = [["allreduce", 800, 1]]
     with pytest.raises(ValueError, match="more collectives"):
         replay(t, MachineProfile("ab", 1e-5, 1e8, "test"))
 
 
 def test_trace_of_compresses_repeated_collectives():
-    parts = [{"P": 2, "kernel": "small", "ops": [("allgather", 8, 0)] * 3 + [("barrier", 0, 0)],
+    parts = [{"P": 2, "kernel": "small", "ops": [("allgather", 8)] * 3 + [("barrier", 0)],
               "events": np.zeros(0)}] * 2
-    assert trace_of(parts)["ops"] == [["allgather", 8, 0, 3], ["barrier", 0, 0, 1]]
+    assert trace_of(parts)["ops"] == [["allgather", 8, 3], ["barrier", 0, 1]]

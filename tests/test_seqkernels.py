@@ -289,7 +289,8 @@ def test_a_training_curve_holds_to_1e_8_over_100_steps(monkeypatch):
     ref = [train_lstm_ctc(100, n_seq=n, curve=True) for n in (3, 4)]
     for f, r in zip(fused, ref):
         assert within_1e_8(f, r) and (not SAME or same_bits(np.concatenate(f), np.concatenate(r)))
-    monkeypatch.setattr(K, "ctc_alpha", lambda alpha, lpe, skip: K._np_ctc_alpha(alpha, lpe * (1 + 1e-9), skip))
+    monkeypatch.setattr(K, "ctc_alpha",
+                        lambda alpha, lpe, skip: K._np_ctc_alpha(alpha, lpe * (1 + 1e-9), skip))
     assert not within_1e_8(train_lstm_ctc(100, n_seq=3, curve=True), ref[0])
 
 

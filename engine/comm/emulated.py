@@ -62,7 +62,7 @@ class _Group:
         self.data: list = [None] * size  # each worker's contribution
         self.result = None
         self.charge = np.zeros(size)  # (P,) booked communication of the last collective
-        self.ops: list = []  # the trace's timed collectives: (op, nbytes, root) in order
+        self.ops: list = []  # the trace's timed collectives: (op, nbytes) in order
 
     def complete(self) -> None:
         """Every worker waits in a collective: compute its result and its cost."""
@@ -84,7 +84,7 @@ class _Group:
         else:
             self.result = None
         if timed:
-            self.ops.append((op, nbytes, root))
+            self.ops.append((op, nbytes))
             end = price(self.profile, self.kernel, op, nbytes, self.arrive, self.seg)
             self.charge = end - self.arrive
             self.vt[:] = end
@@ -106,7 +106,7 @@ class EmulatedComm(Communicator):
     def trace(self) -> dict:
         """This worker's part of the run's trace (engine/comm/replay.py): the machine's size
         and kernel, the timed collectives so far (shared by every worker) and its events."""
-        return {"P": self.size, "kernel": self.g.kernel, "ops": self.g.ops, "rank": self.rank,
+        return {"P": self.size, "kernel": self.g.kernel, "ops": self.g.ops,
                 "events": np.array(self.clock.events, dtype=np.float64)}
 
     def _collective(self, op: str, data, nbytes: int, seg: float, root: int = 0):

@@ -3,7 +3,7 @@ replayed from the run's trace.
 
 A trace (:meth:`engine.comm.emulated.EmulatedComm.trace`, assembled per run by
 :func:`trace_of`) holds the run's size P and reference kernel, its timed collectives in
-order as (operation, bytes, root), run-length compressed where they repeat, and per worker
+order as (operation, bytes), run-length compressed where they repeat, and per worker
 its events: every measured compute piece (s, ≥ 0) and two markers, a collective and the end
 of a round (engine.timing.COLLECTIVE, ROUND). :func:`replay` runs the workers' virtual clocks
 over it as the live emulated backend does, with :func:`price` for every collective: under the
@@ -31,7 +31,7 @@ def price(profile, kernel: str, op: str, nbytes: int, arrive: np.ndarray, seg: n
 
 def trace_of(parts: list[dict]) -> dict:
     """A run's trace from its workers' parts (in rank order), the collectives run-length
-    compressed: ``ops`` is a list of [op, nbytes, root, count]."""
+    compressed: ``ops`` is a list of [op, nbytes, count]."""
     first = parts[0]
     ops = [[*key, len(list(run))] for key, run in groupby(tuple(o) for o in first["ops"])]
     return {"P": first["P"], "kernel": first["kernel"], "ops": ops,
@@ -66,7 +66,7 @@ def replay(trace: dict, profile) -> tuple[np.ndarray, np.ndarray]:
                 pending[p] += s
         return False
 
-    for op, nbytes, _root, count in trace["ops"]:
+    for op, nbytes, count in trace["ops"]:
         for _ in range(count):
             for p in range(P):
                 if not advance(p):

@@ -14,5 +14,6 @@ from reproduce.paper4 import setup, tasks
 
 # the widest-net ablation's fields only add tasks, whose keys hold the width and timed passes
 # blocked.py and model.py hold the calibrations its tasks run (calibrate_exchange, calibrate_t_a)
-PAPER = Paper.of(setup, tasks, code=("reproduce/paper4/mpi", "reproduce/paper4/blocked", "reproduce/paper4/model"),
+PAPER = Paper.of(setup, tasks,
+                 code=("reproduce/paper4/mpi", "reproduce/paper4/blocked", "reproduce/paper4/model"),
                  cache_ignores=("runs", "wide_width", "wide_passes_timed"))
