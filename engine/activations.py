@@ -11,6 +11,8 @@ from typing import Callable
 
 import numpy as np
 
+from engine.tanhkernel import tanh  # numpy's tanh, or its compiled port with the same bits
+
 
 @dataclass(frozen=True)
 class Activation:
@@ -28,7 +30,7 @@ class Activation:
 def _logistic(z, out):
     # σ(z) = ½·tanh(z/2) + ½ exactly; numpy's SIMD tanh is ~2.6× faster than expit here.
     np.multiply(z, 0.5, out=out)
-    np.tanh(out, out=out)
+    tanh(out, out)
     out *= 0.5
     out += 0.5
     return out
@@ -45,8 +47,8 @@ def _scaled_tanh(scale):
     def f(z, out):
         if scale != 1.0:
             np.multiply(z, scale, out=out)
-            return np.tanh(out, out=out)
-        return np.tanh(z, out=out)
+            return tanh(out, out)
+        return tanh(z, out)
 
     def df(y, out):
         np.multiply(y, y, out=out)

@@ -5,9 +5,11 @@ calls of a few hundred elements each, so call overhead, not arithmetic, sets its
 numba path runs whole loops in compiled code where it can, with the same IEEE operations in
 the same order on every element as the reference beside it (:mod:`engine.kernels`'
 ``IMPLEMENTATION`` switch and ``ENGINE_KERNELS=numpy`` apply here too):
-- LSTM forward, a step: a kernel (h_{t−1}, h_{t−1} W_h, the gates' pre-activations),
-  numpy's ``tanh`` of all four gates, a kernel (σ, c_t), ``tanh`` c_t: 4 calls instead of
-  about a dozen. ``tanh`` stays numpy's: the C library's differs in the last bit on 27 % of arguments.
+- LSTM forward: the whole loop in one call, where :mod:`engine.tanhkernel`'s port of numpy's
+  ``tanh`` holds on this CPU (``PORTED``); elsewhere a step is a kernel (h_{t−1},
+  h_{t−1} W_h, the gates' pre-activations), numpy's ``tanh`` of all four gates, a kernel
+  (σ, c_t), ``tanh`` c_t: 4 calls instead of about a dozen. The C library's ``tanh`` is no
+  substitute: it differs from numpy's in the last bit on 27 % of arguments.
 - LSTM backward: the whole loop in one call, dz_t W_hᵀ included (instead of about 18 a step).
 - CTC α and β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): each one call.
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from engine.activations import ACTIVATIONS
 from engine.kernels import IMPLEMENTATION, njit  # noqa: F401  (IMPLEMENTATION: re-exported)
+from engine.tanhkernel import PORTED, TABLE
 
 NINF = -np.inf
 # σ(x) = ½·tanh(x/2) + ½: no overflow for large |x|. The LSTM used to round (tanh + 1)·½,
@@ -181,8 +184,8 @@ def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
 # in another order). ``_matmul`` forms that chain (LLVM's ``contract`` flag, on this function
 # only, turns a·b + c into an FMA), so it gives numpy's bits where ``_fused_matmul`` says so
 # and numpy's matmul runs elsewhere. ``exp`` and ``log`` compile to the C library's, which
-# numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` stays numpy's (27 % of
-# arguments differ in the last bit from the C library's). tests/test_seqkernels.py checks
+# numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` is numpy's, as ported to
+# engine.tanhkernel, or numpy's ufunc between kernels. tests/test_seqkernels.py checks
 # the bits and bounds the difference where another BLAS or CPU orders otherwise.
 def _fused_matmul(rows: int, cols: int) -> bool:
     return rows % 2 == 0 and cols > 1
@@ -297,21 +300,52 @@ if njit is not None:
                         beta[t, b, s] = _lse3(beta[t + 1, b, s], x1, x2) + lpe[t, b, s]
 
 
+    if PORTED:
+        from engine.tanhkernel import tanh1
+
+        @njit(cache=True)
+        def _cell_tanh(t, Z, C, TC, T):  # tanh of the gates, then _cell, then tanh c_t: one pass
+            H = C.shape[2]
+            for b in range(Z.shape[1]):
+                for j in range(4 * H):
+                    v = tanh1(Z[t, b, j], T)
+                    Z[t, b, j] = (v + 1.0) * 0.5 if j < 3 * H else v
+                for k in range(H):
+                    cp = C[t - 1, b, k] if t > 0 else 0.0
+                    c = Z[t, b, H + k] * cp + Z[t, b, k] * Z[t, b, 3 * H + k]
+                    C[t, b, k] = c
+                    TC[t, b, k] = tanh1(c, T)
+
+        @njit(cache=True)
+        def _forward_loop(Z, Wh, C, Hs, TC, zh, T):
+            for t in range(Z.shape[0]):
+                _gates_in(t, Z, TC, Hs, Wh, zh)
+                _cell_tanh(t, Z, C, TC, T)
+
+
 def _nb_lstm_forward(Z, Wh, C, Hs, TC):
-    """_np_lstm_forward in 4 calls a step: a kernel (with h_{t−1} W_h where _fused_matmul,
-    else numpy's matmul between two kernels), numpy's ``tanh`` of the four gates, a kernel,
+    """_np_lstm_forward. Where tanh is compiled (engine.tanhkernel.PORTED): the whole loop in
+    one call where _fused_matmul, else 3 calls a step (numpy's matmul between two kernels).
+    Otherwise 4 calls a step or 5: a kernel (with h_{t−1} W_h where _fused_matmul, else
+    numpy's matmul between two kernels), numpy's ``tanh`` of the four gates, a kernel,
     ``tanh`` c_t."""
     T, B, H4 = Z.shape
     zh, fused = np.empty((B, H4)), _fused_matmul(B, H4)
-    for t in range(T):
-        if fused:
-            _gates_in(t, Z, TC, Hs, Wh, zh)
-        else:
-            _h_prev(t, Z, TC, Hs)
-            _gates_add(t, Z, np.matmul(Hs[t], Wh, out=zh))
-        np.tanh(Z[t], out=Z[t])
-        _cell(t, Z, C)
-        np.tanh(C[t], out=TC[t])
+    if PORTED and fused:
+        _forward_loop(Z, Wh, C, Hs, TC, zh, TABLE)
+    else:
+        for t in range(T):
+            if fused:
+                _gates_in(t, Z, TC, Hs, Wh, zh)
+            else:
+                _h_prev(t, Z, TC, Hs)
+                _gates_add(t, Z, np.matmul(Hs[t], Wh, out=zh))
+            if PORTED:
+                _cell_tanh(t, Z, C, TC, TABLE)
+            else:
+                np.tanh(Z[t], out=Z[t])
+                _cell(t, Z, C)
+                np.tanh(C[t], out=TC[t])
     np.multiply(Z[T - 1, :, H4 // 2:3 * H4 // 4], TC[T - 1], out=Hs[T])
 
 

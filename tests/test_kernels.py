@@ -1,5 +1,5 @@
-"""engine.kernels: every fused kernel gives the numpy reference's bits, on every
-activation form, on shapes with one column and many, and on values where a different
+"""engine.kernels: every fused kernel gives the numpy reference's bits (numpy's own tanh
+included, :func:`numpys_tanh`), on every activation form, on shapes with one column and many, and on values where a different
 rounding would show (wide exponents, ±0, ±inf, NaN). Then whole MLP training runs, fused
 and reference, to the same bits. Negative controls: a kernel that computes f′ another
 way, and a sequential sum of one column (numpy sums that pairwise), are caught."""
@@ -18,6 +18,16 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning",
                                         "ignore:overflow:RuntimeWarning")
 needs_numba = pytest.mark.skipif(kernels.IMPLEMENTATION != "numba", reason="numba absent")
 ACTS = [a for a in ACTIVATIONS.values() if a.form is not None]
+
+
+def numpys_tanh(monkeypatch) -> None:
+    """The reference with numpy's tanh: the activations' f and every kernel call np.tanh
+    instead of engine.tanhkernel's compiled port (which the fused path runs where it holds)."""
+    from engine import activations, seqkernels, tanhkernel
+
+    monkeypatch.setattr(activations, "tanh", tanhkernel._np_tanh)
+    monkeypatch.setattr(kernels, "PORTED", False)
+    monkeypatch.setattr(seqkernels, "PORTED", False)
 
 
 def same_bits(a, b) -> bool:
@@ -57,12 +67,13 @@ SHAPES = [(1, 1), (9, 1), (256, 1), (2, 2), (33, 7), (256, 100), (3, 257)]
 @needs_numba
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.name)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_bias_act_matches_the_reference(act, shape):
+def test_bias_act_matches_the_reference(act, shape, monkeypatch):
     rng = np.random.default_rng(0)
     z, b = values(rng, shape, special=True) * 1e-3, values(rng, shape[1:]) * 1e-3
     ref, fused = z.copy(), z.copy()
-    kernels._np_bias_act(act, ref, b)
     kernels._nb_bias_act(act, fused, b)
+    numpys_tanh(monkeypatch)
+    kernels._np_bias_act(act, ref, b)
     assert same_bits(ref, fused)
 
 
@@ -163,6 +174,7 @@ def test_mlp_training_is_bit_identical_fused_and_reference(monkeypatch, sizes, a
     fused = train(sizes, acts, need_dx=need_dx)
     for name in ("bias_act", "df_mul", "outer_df_mul", "sgd"):
         monkeypatch.setattr(kernels, name, getattr(kernels, f"_np_{name}"))
+    numpys_tanh(monkeypatch)
     ref = train(sizes, acts, need_dx=need_dx)
     assert np.isfinite(ref).all() and same_bits(ref, fused)
     monkeypatch.setattr(kernels, "sgd", lambda p, g, v, c, m: kernels._np_sgd(p, g, v, c * 1.0000001, m))
