@@ -26,7 +26,7 @@ def numpys_tanh(monkeypatch) -> None:
     from engine import activations, seqkernels, tanhkernel
 
     monkeypatch.setattr(activations, "tanh", tanhkernel._np_tanh)
-    monkeypatch.setattr(kernels, "PORTED", False)
+    monkeypatch.setattr(kernels, "tanh", tanhkernel._np_tanh)
     monkeypatch.setattr(seqkernels, "PORTED", False)
 
 

@@ -100,4 +100,4 @@ def test_the_engine_calls_the_port_only_where_it_holds():
 
     assert TK.PORTED == (TK.njit is not None and TK.same_as_numpy(TK._nb_tanh))
     assert TK.tanh is (TK._nb_tanh if TK.PORTED else TK._np_tanh)
-    assert activations.tanh is TK.tanh and kernels.PORTED == seqkernels.PORTED == TK.PORTED
+    assert activations.tanh is kernels.tanh is TK.tanh and seqkernels.PORTED == TK.PORTED
