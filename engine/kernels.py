@@ -6,10 +6,11 @@ so the results are bit-identical (signed zeros included; a NaN's sign and payloa
 differ, as LLVM may commute an add): fusing saves memory traffic and call overhead, never
 a rounding. numba compiles without ``fastmath``, so LLVM may not contract a·b + c into
 one FMA. tanh is :mod:`engine.tanhkernel`'s: a compiled port of numpy's, with its bits,
-where that port holds on this CPU, and numpy's ufunc elsewhere. (Fusing it into the bias
-pass timed slower here than the two passes: 412 against 251 µs at (256, 100).) A column sum is fused only where numpy's
-``add.reduce(axis=0)`` adds rows in order, which is every array of two or more columns;
-one column is a contiguous vector that numpy sums pairwise, so it is left to numpy.
+where that port holds on this CPU, and numpy's ufunc elsewhere. (A version fused into the
+bias pass timed slower here than the two passes, in a one-off trial that was not kept.) A column
+sum is fused only where numpy's ``add.reduce(axis=0)`` adds rows in order, which is every
+array of two or more columns; one column is a contiguous vector that numpy sums pairwise,
+so it is left to numpy.
 ``tests/test_kernels.py`` checks the two implementations against each other.
 
 ``IMPLEMENTATION`` is ``"numba"`` where numba imports, else ``"numpy"``; the environment

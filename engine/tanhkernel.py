@@ -7,14 +7,16 @@ mantissa bit; on interval i, tanh(|x|) = P_i(|x| − b_i), P_i a degree-16 polyn
 evaluated by Horner's rule with a fused multiply-add at each step; the sign is OR-ed back
 in; |x| ≥ 2^1023 and ±inf give ±1, NaN gives NaN. :func:`tanh` does the same operations on
 each element, with LLVM's exactly-rounded ``llvm.fma`` for each MulAdd, so every finite
-result is numpy's to the bit. On this 2-core VM (AVX2, no AVX-512) numpy runs it at about
-29 ns an element; here it takes a few (``benchmarks/profile_ppt.py`` times both).
+result is numpy's to the bit. On the 2-core VM of 2026-11-27 (AVX2, no AVX-512) numpy ran it
+at 20–29 ns an element and the port at 9–14 (docs/benchmarks.md): each element is a chain of
+16 dependent FMAs on a table row picked per element (why numpy's 4-lane loop is the slower
+one here was not profiled).
 
 Where numpy computes tanh otherwise (a CPU without FMA, where it calls the C library's
 tanh; or a numpy whose algorithm changed), the port would give other last bits. So
-:data:`SAME_AS_NUMPY` checks it against ``np.tanh`` at import, over arguments that visit
-every interval and the special values; the kernels use the port only where it holds and
-numpy's tanh otherwise, so the engine's results never depend on which one ran.
+:data:`PORTED` is set at import by checking the port against ``np.tanh`` over arguments
+that visit every interval and the special values; the engine's :func:`tanh` is the port
+only where that holds and numpy's ufunc otherwise, so no result depends on which one ran.
 
 This module also holds the engine's switch to compiled code: ``njit`` is numba's where
 numba imports, else None; ``ENGINE_KERNELS=numpy`` forces None, the numpy reference (the
@@ -130,10 +132,6 @@ _LUT16X18 = np.array([
     0xbc730b73f1eaff20, 0xbbba2cff8135d462, 0xbab5a71b5f7d9035, 0x0000000000000000,
 ], dtype=np.uint64)
 TABLE = np.ascontiguousarray(_LUT16X18.view(np.float64).reshape(18, 16).T)  # (interval, coef)
-
-
-
-
 _SIGN = np.int64(-0x8000000000000000)  # the sign bit, as an int64
 
 
