@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.activations import ACTIVATIONS
-from engine.tanhkernel import PORTED, njit, tanh  # noqa: F401  (PORTED: re-exported)
+from engine.tanhkernel import njit, tanh
 
 IMPLEMENTATION = "numpy" if njit is None else "numba"
 
