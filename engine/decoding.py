@@ -21,15 +21,21 @@ def best_path(u: np.ndarray, input_lengths) -> list[list[int]]:
 
 
 def edit_distance(a, b) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions each cost 1)."""
+    """Levenshtein distance (insertions, deletions, substitutions each cost 1), one
+    vectorised row of the dynamic programme at a time over the shorter sequence (the
+    distance is symmetric). A row's recurrence cur[j] = min(t[j], cur[j−1] + 1), with
+    t[j] = min(prev[j−1] + [a_i ≠ b_j], prev[j] + 1), unrolls to
+    cur[j] = j + min_{j' ≤ j} (t[j'] − j'): a running minimum, exact in integers."""
     a, b = list(a), list(b)
-    prev = np.arange(len(b) + 1)
+    if len(a) > len(b):
+        a, b = b, a
+    bb, j = np.asarray(b), np.arange(len(b) + 1)
+    prev, t = j.copy(), np.empty_like(j)
     for i, ca in enumerate(a, 1):
-        cur = np.empty_like(prev)
-        cur[0] = i
-        for j, cb in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-        prev = cur
+        t[0] = i
+        np.minimum(prev[:-1] + (bb != ca), prev[1:] + 1, out=t[1:])
+        t -= j
+        prev = np.minimum.accumulate(t) + j
     return int(prev[-1])
 
 

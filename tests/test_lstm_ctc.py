@@ -176,6 +176,44 @@ def test_best_path_and_cer():
     assert character_error_rate(["kitten", "ab"], ["sitting", "ab"]) == pytest.approx(3 / 9)
 
 
+def _levenshtein(a, b):
+    """The textbook dynamic programme, one cell at a time (Wagner & Fischer 1974)."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def _rows_without_running_minimum(a, b):
+    """The vectorised rows with t taken as the row (cur[j] = t[j]): insertions never chain
+    within a row. The control: the random cases below must tell it from the real thing."""
+    prev = np.arange(len(b) + 1)
+    for i, ca in enumerate(a, 1):
+        t = np.empty_like(prev)
+        t[0] = i
+        t[1:] = np.minimum(prev[:-1] + (np.asarray(b) != ca), prev[1:] + 1)
+        prev = t
+    return int(prev[-1])
+
+
+def test_edit_distance_is_the_cell_by_cell_programme():
+    # the vectorised rows (a running minimum) against the textbook recurrence, on random
+    # label sequences of every length from empty, either one the longer, few symbols (many
+    # matches) and many; the decoder's types: lists of ints and integer arrays
+    rng = np.random.default_rng(5)
+    told_apart = 0
+    for _ in range(2000):
+        a = rng.integers(0, rng.integers(1, 30), rng.integers(0, 25))
+        b = rng.integers(0, rng.integers(1, 30), rng.integers(0, 25))
+        want = _levenshtein(list(a), list(b))
+        assert edit_distance(a, b) == edit_distance(list(b), a) == want
+        told_apart += _rows_without_running_minimum(list(a), list(b)) != want
+    assert edit_distance([], []) == 0 and edit_distance("abc", "") == edit_distance("", "abc") == 3
+    assert told_apart > 100  # control: the cases exercise the within-row chain
+
 
 def test_loss_and_grad_is_the_forward_and_backward_pass():
     # the Net protocol's loss_and_grad: the summed CTC loss and the gradient of analytic(),
