@@ -22,6 +22,7 @@ bounds the difference (a matmul within 1e-12 of Σ|a||b|, 100 training steps wit
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -191,16 +192,73 @@ def _fused_matmul(rows: int, cols: int) -> bool:
     return rows % 2 == 0 and cols > 1
 
 
+@contextmanager
+def _slp_vectorizer():
+    """LLVM's SLP vectorizer on while a kernel compiles. numba leaves it off by default
+    (numba#8852: it miscompiled other code); ``_matmul``'s 2 × 16 register tile needs it to
+    become 8 vector FMAs per k instead of 32 scalar ones. On for that kernel alone, whose bits
+    tests/test_seqkernels.py checks against numpy's matmul on every shape the loops pass."""
+    from numba.core import config
+
+    was = config.SLP_VECTORIZE
+    config.SLP_VECTORIZE = 1
+    try:
+        yield
+    finally:
+        config.SLP_VECTORIZE = was
+
+
 if njit is not None:
-    @njit(cache=True, fastmath={"contract"})
-    def _matmul(a, b, out):  # out = a @ b, each entry one FMA chain in k (a (M, K), b (K, N))
-        for i in range(a.shape[0]):
-            o = out[i]
-            o[:] = 0.0
-            for k in range(a.shape[1]):
-                aik, bk = a[i, k], b[k]
-                for j in range(o.shape[0]):
-                    o[j] = aik * bk[j] + o[j]
+    from numba import uint64
+
+    _U1, _U2, _U3, _U4, _U5, _U6, _U7, _U8, _U9, _U10, _U11, _U12, _U13, _U14, _U15 = (
+        uint64(c) for c in range(1, 16))  # unsigned offsets: no negative-index wraparound
+
+    with _slp_vectorizer():  # compiled here, for C-contiguous arrays only
+        @njit("void(float64[:, ::1], float64[:, ::1], float64[:, ::1])", cache=True,
+              fastmath={"contract"})
+        def _matmul(a, b, out):
+            """out = a @ b (a (M, K), b (K, N)), each entry one FMA chain in k from 0. Rows in
+            pairs and columns in sixteens are a register tile: 32 chains side by side, each
+            k's 16 values of b loaded once for both rows; the rest, one chain at a time."""
+            M, Kd = a.shape
+            N = b.shape[1]
+            bf = b.reshape(b.size)
+            M2, N16 = M - M % 2, N - N % 16
+            for i in range(0, M2, 2):
+                for j in range(0, N16, 16):
+                    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = p8 = p9 = p10 = p11 = p12 = p13 = p14 = p15 = 0.0
+                    q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = q11 = q12 = q13 = q14 = q15 = 0.0
+                    for k in range(Kd):
+                        x, y, o = a[i, k], a[i + 1, k], uint64(k * N + j)
+                        b0, b1, b2, b3 = bf[o], bf[o + _U1], bf[o + _U2], bf[o + _U3]
+                        b4, b5, b6, b7 = bf[o + _U4], bf[o + _U5], bf[o + _U6], bf[o + _U7]
+                        b8, b9, b10, b11 = bf[o + _U8], bf[o + _U9], bf[o + _U10], bf[o + _U11]
+                        b12, b13, b14, b15 = bf[o + _U12], bf[o + _U13], bf[o + _U14], bf[o + _U15]
+                        p0 = x * b0 + p0; p1 = x * b1 + p1; p2 = x * b2 + p2; p3 = x * b3 + p3
+                        p4 = x * b4 + p4; p5 = x * b5 + p5; p6 = x * b6 + p6; p7 = x * b7 + p7
+                        p8 = x * b8 + p8; p9 = x * b9 + p9; p10 = x * b10 + p10; p11 = x * b11 + p11
+                        p12 = x * b12 + p12; p13 = x * b13 + p13; p14 = x * b14 + p14; p15 = x * b15 + p15
+                        q0 = y * b0 + q0; q1 = y * b1 + q1; q2 = y * b2 + q2; q3 = y * b3 + q3
+                        q4 = y * b4 + q4; q5 = y * b5 + q5; q6 = y * b6 + q6; q7 = y * b7 + q7
+                        q8 = y * b8 + q8; q9 = y * b9 + q9; q10 = y * b10 + q10; q11 = y * b11 + q11
+                        q12 = y * b12 + q12; q13 = y * b13 + q13; q14 = y * b14 + q14; q15 = y * b15 + q15
+                    out[i, j + 0] = p0; out[i, j + 1] = p1; out[i, j + 2] = p2; out[i, j + 3] = p3
+                    out[i, j + 4] = p4; out[i, j + 5] = p5; out[i, j + 6] = p6; out[i, j + 7] = p7
+                    out[i, j + 8] = p8; out[i, j + 9] = p9; out[i, j + 10] = p10; out[i, j + 11] = p11
+                    out[i, j + 12] = p12; out[i, j + 13] = p13; out[i, j + 14] = p14; out[i, j + 15] = p15
+                    out[i + 1, j + 0] = q0; out[i + 1, j + 1] = q1; out[i + 1, j + 2] = q2; out[i + 1, j + 3] = q3
+                    out[i + 1, j + 4] = q4; out[i + 1, j + 5] = q5; out[i + 1, j + 6] = q6; out[i + 1, j + 7] = q7
+                    out[i + 1, j + 8] = q8; out[i + 1, j + 9] = q9; out[i + 1, j + 10] = q10; out[i + 1, j + 11] = q11
+                    out[i + 1, j + 12] = q12; out[i + 1, j + 13] = q13; out[i + 1, j + 14] = q14; out[i + 1, j + 15] = q15
+            for i in range(M):
+                for j in range(N):
+                    if i < M2 and j < N16:
+                        continue
+                    p = 0.0
+                    for k in range(Kd):
+                        p = a[i, k] * b[k, j] + p
+                    out[i, j] = p
 
     @njit(cache=True)
     def _h_prev(t, Z, TC, Hs):  # h_{t−1} = o_{t−1}·tanh c_{t−1} into Hs[t] (t > 0)
