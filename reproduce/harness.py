@@ -82,6 +82,12 @@ class Paper:
     # {name: () -> MachineProfile}: the paper's own machines, which --profile NAME may name
     # (reproduce/profiles.py)
     machines: dict = field(default_factory=dict)
+    # {name: builder(quick) -> reproduce.validate.Case}: the paper's strategies on small
+    # instances, which `python -m reproduce validate` holds against the emulator
+    strategies: dict = field(default_factory=dict)
+    # {name: (cell(workload, *, backend, workers, comm) -> (deviation, status), {net: why it
+    # cannot apply})}: the paper's model-parallel configurations in the equivalence matrix
+    matrix_cells: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:

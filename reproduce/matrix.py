@@ -73,19 +73,19 @@ def workloads() -> dict[str, Workload]:
 
 
 # ---- the strategies --------------------------------------------------------------------------
-DATA_PARALLEL = {  # name: configuration; the paper each stands for in the comment
+DATA_PARALLEL = {  # name: configuration; what it stands for in the comment
     "data-parallel/gradients": DataParallel(split="shares", combine="gradients", batch=6,
-                                            lr=0.02, momentum=0.5),  # paper1 PP
+                                            lr=0.02, momentum=0.5),  # pattern-parallel bunch
     "data-parallel/updates": DataParallel(split="random", combine="updates", reduce="sum",
-                                          batch=3, lr=0.02, momentum=0.3),  # paper3 PPT
+                                          batch=3, lr=0.02, momentum=0.3),  # local epochs of summed updates
     "data-parallel/average": DataParallel(split="shares", combine="params", batch=3, lr=0.02,
-                                          beta=1e-3),  # paper2 averaging, unbucketed
+                                          beta=1e-3),  # model averaging, unbucketed
     "bucketed/gradients": DataParallel(split="buckets", combine="gradients", optimizer="adadelta",
-                                       batch=4, n_buckets=2),  # paper2 gradient allreduce
+                                       batch=4, n_buckets=2),  # bucketed gradient allreduce
     "bucketed/average": DataParallel(split="buckets", combine="params", optimizer="adadelta",
-                                     batch=2, n_buckets=2, beta=1e-3),  # paper2 §III.B
+                                     batch=2, n_buckets=2, beta=1e-3),  # bucketed model averaging
     "data-parallel/cg": DataParallel(split="longest_first", combine="gradients", optimizer="cg",
-                                     cg_iterations=2),  # paper0 §2.2
+                                     cg_iterations=2),  # sequences longest first, CG
 }
 
 
@@ -106,25 +106,9 @@ def data_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, co
 
 
 # ---- the model-parallel family: each on the networks where it makes sense -------------------
-def hidden_units_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1):
-    """McCann & Kalman 1994, §2.1: the hidden units of the derivative loop over workers,
-    one barrier per pattern; ∂Φ/∂Wz against the serial gradient (eqs. 1–4)."""
-    import reproduce.paper0.network_partition as NP
-
-    net = w.make_net(np.random.default_rng(seed))
-    out = NP.run_partitioned(net, NP.prepare(net, w.data, loss=net.loss), workers, repeats=1,
-                             backend=backend, profile=PROFILE, comm=comm)
-    if out is None:
-        return None, ""
-    g = np.empty(net.n_params)
-    net.loss_and_grad(w.data.batch(np.arange(w.data.n_seq)), g, method="forward")
-    dev = float(np.max(np.abs(out[0] - net.view(g, "Wz"))))
-    return dev, "pass" if dev <= TOL else "FAIL"
-
-
 def node_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1,
               ref_lr: float | None = None):
-    """Hlynsson & Schmitz 2016, §3–4: the nodes of every layer over workers; the trained
+    """The nodes of every layer over workers (engine/strategies/node.py); the trained
     weights against serial SGD, w ← w − η/B·Σ∇E over bunches of B in data order
     (``ref_lr``: another η for the reference, a negative control)."""
     from engine.strategies.node import NodeConfig, assemble, train_node_parallel
@@ -150,49 +134,31 @@ def node_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int =
 NODE_ACTIVATION = "symmetric_sigmoid"
 
 
-def np_cell(w: Workload, *, backend: str, workers: int, comm=None, seed: int = 1,
-            pipelined: bool = False):
-    """Färber 1997, §2.1 (and §2.3 with ``pipelined``): the hidden layer of a 156:9:56 MLP
-    over slaves, the master summing their output sums, on a small speech-frame corpus;
-    the trained weights against sequential Quicknet bunch training (not pipelined: a
-    pipelined run must differ, the negative control)."""
-    from datasets.speech import SpeechConfig, normalize, synthesize
-    from reproduce.paper1.bunch import BunchConfig, init_rng, train_sequential
-    from reproduce.paper1.network_parallel import train_network_parallel
+# name: (runner, {net: why it cannot apply}); the engine's node-parallel strategy here, the
+# papers' own model-parallel configurations registered by them (``Paper.matrix_cells``, each
+# package's strategies.py), in the order of the paper list. A test may set it.
+MODEL_PARALLEL: dict = {}
+NODE = {"model-parallel/node": (node_cell, {
+    "elman": "the nodes of a layer are exchanged once per layer and pattern; the Elman "
+             "net's context feeds every hidden unit back at every step (not implemented)",
+    "lstm": "the LSTM's gates couple every unit of a step (not implemented)"})}
 
-    corpus = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=1),
-                        rng=np.random.default_rng(seed))
-    normalize(corpus)
-    sizes, act = (156, 9, 56), "logistic"
-    cfg = BunchConfig(bunch=7, lr=0.05, momentum=0.5, epochs=1, chunk=60, pipelined=pipelined)
-    res = train_network_parallel(corpus, sizes=sizes, activation=act, cfg=cfg, seed=seed,
-                                 workers=workers, backend=backend, comm=comm, profile=PROFILE)
-    if res is None:
-        return None, ""
-    net = MLP(sizes, act)
-    net.init_uniform(init_rng(seed), scale=0.1)
-    train_sequential(net, corpus, cfg=BunchConfig(bunch=7, lr=0.05, momentum=0.5, epochs=1,
-                                                  chunk=60), seed=seed)
-    dev = float(np.max(np.abs(res["params"] - net.params)))
-    return dev, "pass" if dev <= TOL else "FAIL"
 
-MODEL_PARALLEL = {  # name: (runner, {net: why it cannot apply})
-    "model-parallel/np": (np_cell, {
-        "elman": "the master/slave split of §2.1 is of a one-hidden-layer feed-forward net",
-        "lstm": "the master/slave split of §2.1 is of a one-hidden-layer feed-forward net"}),
-    "model-parallel/node": (node_cell, {
-        "elman": "the nodes of a layer are exchanged once per layer and pattern; the Elman "
-                 "net's context feeds every hidden unit back at every step (not implemented)",
-        "lstm": "the LSTM's gates couple every unit of a step (not implemented)"}),
-    "model-parallel/hidden-units": (hidden_units_cell, {
-        "mlp": "the §2.1 split is of the Elman derivative loop (eqs. 1–4); an MLP's hidden "
-               "layer is split by model-parallel/node",
-        "lstm": "the LSTM's gradient is by BPTT through gates; no derivative loop to split"}),
-}
+def model_parallel() -> dict:
+    """The model-parallel strategies of the matrix: :data:`MODEL_PARALLEL` where set, else
+    :data:`NODE` and every paper's ``matrix_cells``."""
+    if MODEL_PARALLEL:
+        return MODEL_PARALLEL
+    from reproduce import papers
+
+    out = dict(NODE)
+    for entry in papers.PAPERS:
+        out.update(papers.load(entry["name"]).matrix_cells)
+    return out
 
 
 def model_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, comm=None):
-    runner, na = MODEL_PARALLEL[name]
+    runner, na = model_parallel()[name]
     if w.net in na:
         return None, f"n/a: {na[w.net]}"
     return runner(w, backend=backend, workers=workers, comm=comm)
@@ -200,7 +166,7 @@ def model_parallel_cell(name: str, w: Workload, *, backend: str, workers: int, c
 
 def cells(backends: list[tuple[str, int]]):
     """(strategy, net, backend, workers) of every cell, in table order."""
-    for name in [*DATA_PARALLEL, *MODEL_PARALLEL]:
+    for name in [*DATA_PARALLEL, *model_parallel()]:
         for net in ("mlp", "elman", "lstm"):
             for backend, P in backends:
                 yield name, net, backend, P
@@ -210,7 +176,7 @@ def why_not(name: str, w: Workload) -> str | None:
     """Why strategy ``name`` cannot apply to the workload, or None."""
     if name in DATA_PARALLEL:
         return DATA_PARALLEL[name].problem(w.data)
-    return MODEL_PARALLEL[name][1].get(w.net)
+    return model_parallel()[name][1].get(w.net)
 
 
 def cell(name: str, w: Workload, *, backend: str, workers: int, comm=None):

@@ -60,7 +60,6 @@ import os
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable
 
@@ -107,24 +106,26 @@ def slowest(per_round_worker: np.ndarray) -> float:
     return float(x.sum(axis=0).max()) if x.size else 0.0
 
 
-def _n(k: int, what: str) -> str:
+def count(k: int, what: str) -> str:
+    """``k`` and ``what``, plural where k ≠ 1 (an instance's description)."""
     return f"{k} {what}{'s' if k != 1 else ''}"
 
 
-def _from_record(rec) -> tuple[float, float]:
+def from_record(rec) -> tuple[float, float]:
     """(timed seconds, wall seconds) of a RunRecord."""
     return slowest(rec.compute_s + rec.comm_s), float(rec.wall_s)
 
 
-def _from_log(log: np.ndarray, wall: float) -> tuple[float, float]:
+def from_log(log: np.ndarray, wall: float) -> tuple[float, float]:
     """(timed seconds, wall seconds) of a (rounds, workers, [compute, comm, bytes]) log."""
     return slowest(log[:, :, 0] + log[:, :, 1]), float(wall)
 
 
 @dataclass(frozen=True)
 class Case:
-    """One strategy on one small instance: ``run(backend, P, profile)`` -> (timed s, wall s).
-    ``strategy`` is its name in :data:`STRATEGIES` (set by :func:`cases`)."""
+    """One strategy on one small instance: ``run(backend, P, profile)`` -> (timed s, wall s),
+    e.g. :func:`from_record` of the run's RunRecord. ``strategy`` is its name in
+    :func:`strategies` (set by :func:`cases`)."""
 
     paper: str
     instance: str
@@ -133,189 +134,33 @@ class Case:
     strategy: str = ""
 
 
-# ---- the strategies, each on a small instance --------------------------------------------------
-def _ppt(quick: bool) -> Case:
-    """Pattern-parallel training (paper3, Dahl et al. 2008): paper3's net and data, a fixed
-    number of rounds (threshold 0: the stopping rule never fires)."""
-    from datasets.parity import parity
-    from reproduce.paper3.ppt import PPTConfig, train_pattern_parallel
-    from reproduce.paper3.setup import DEFAULT as S
-
-    X, T = parity(S.bits, activation=S.activation)
-    m, epochs = 32, (20 if quick else 500)
-    cfg = PPTConfig(local_epoch=m, lr=S.lr, momentum=S.momentum, k=S.k, threshold=0.0,
-                    max_epochs=epochs, combine=S.combine)
-
-    def run(backend, P, profile):
-        return _from_record(train_pattern_parallel(
-            X, T, sizes=S.sizes, activation=S.activation, cfg=cfg, seed=1, workers=P,
-            backend=backend, profile=profile, init_scale=S.init_scale))
-
-    sizes = "-".join(map(str, S.sizes))
-    return Case("paper3",
-                f"parity {S.bits}, {sizes}, local epoch {m}, {epochs} epochs", run)
+# ---- the strategies, each on a small instance: the papers register them ---------------------
+# {name: builder(quick) -> Case}; empty: every registered paper's (``Paper.strategies``, each
+# package's strategies.py), in the order of the paper list. A test may set it.
+STRATEGIES: dict = {}
 
 
-@lru_cache(maxsize=2)
-def _speech(quick: bool):
-    from datasets.speech import SpeechConfig, normalize, synthesize
+def strategies() -> dict:
+    """The strategies ``validate`` runs, by name: :data:`STRATEGIES` where set, else those
+    of every paper in reproduce/papers.py, in its order."""
+    if STRATEGIES:
+        return STRATEGIES
+    from reproduce import papers
 
-    corpus = synthesize(SpeechConfig(n_speakers=2, utts_per_speaker=2 if quick else 6),
-                        rng=np.random.default_rng(1))
-    normalize(corpus)
-    return corpus
-
-
-def _quicknet(kind: str, quick: bool) -> Case:
-    """Quicknet bunch training of a 156-400-56 MLP on synthetic speech frames (paper1,
-    Färber 1997): pattern-parallel (``PP``, §2.2: the bunch split over workers, one
-    allreduce per bunch) or network-parallel (``NP``, §2.1: the hidden units split, an
-    allgather and a broadcast per bunch), each with the bunch size paper1 times it with."""
-    from reproduce.paper1.bunch import BunchConfig
-    from reproduce.paper1.network_parallel import train_network_parallel
-    from reproduce.paper1.pattern_bunch import train_pattern_bunch
-
-    train, B = {"PP": (train_pattern_bunch, 500), "NP": (train_network_parallel, 48)}[kind]
-    corpus, sizes, epochs = _speech(quick), (156, 400, 56), 1 if quick else 8
-    cfg = BunchConfig(bunch=B, lr=0.003 * min(1.0, 200 / B), epochs=epochs, chunk=2000)
-
-    def run(backend, P, profile):
-        r = train(corpus, sizes=sizes, activation="logistic", cfg=cfg, seed=1, workers=P,
-                  backend=backend, profile=profile)
-        return _from_log(r["log"], r["wall"])
-
-    return Case("paper1", f"speech {corpus.n_frames} frames, 156-400-56, bunch {B}, "
-                f"{_n(epochs, 'epoch')}", run)
-
-
-def _node(quick: bool) -> Case:
-    """Node-parallel forward passes (paper4, Hlynsson & Schmitz 2016, Table 2): paper4's
-    depth and input at width 512, one pattern per pass."""
-    from engine.nets.mlp import MLP
-    from engine.strategies.node import train_node_parallel
-    from reproduce.paper4.setup import DEFAULT as S
-
-    width, n = 512, (10 if quick else 400)
-    sizes = S.sizes(width)
-    rng = np.random.default_rng(1)
-    net = MLP(sizes, S.activation)
-    net.init_uniform(rng, scale=0.1)
-    X = rng.uniform(-1, 1, (n, sizes[0]))  # (n, 132)
-    T = np.zeros((n, sizes[-1]))  # (n, width)
-
-    def run(backend, P, profile):
-        return _from_record(train_node_parallel(
-            X, T, sizes=sizes, activation=S.activation, params=net.params, workers=P,
-            backend=backend, passes="forward", profile=profile))
-
-    return Case("paper4",
-                f"{sizes[0]}-{width}×{len(sizes) - 1}, forward, {n} patterns", run)
-
-
-@lru_cache(maxsize=1)
-def _workloads() -> dict:
-    """The matrix's small instances (reproduce/matrix.py), built once."""
-    from reproduce.matrix import workloads
-
-    return workloads()
-
-
-def _elman():
-    """The matrix's Elman instance: data and an initialised net."""
-    w = _workloads()["elman"]
-    return w.data, w.make_net(np.random.default_rng(1))
-
-
-def _partition(quick: bool) -> Case:
-    """Network partition, one barrier per pattern (paper0 §2.1, McCann & Kalman 1994)."""
-    from engine.parallel import driver
-    import reproduce.paper0.network_partition as NP
-
-    data, net = _elman()
-    preps = NP.prepare(net, data, loss=net.loss)
-    repeats = 5 if quick else 150
-
-    def run(backend, P, profile):
-        res = driver.run(NP.netpart_worker, workers=P, backend=backend, profile=profile, net=net,
-                         preps=preps, blocks=NP.split_even(net.n_hidden, P), repeats=repeats)
-        return _from_log(np.stack([r["log"] for r in res], axis=1), max(r["wall"] for r in res))
-
-    return Case("paper0",
-                f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
-                f"{int(data.lengths.sum())} patterns × {repeats}", run)
-
-
-def _sequence(quick: bool) -> Case:
-    """Training-sequence partition with CG (paper0 §2.2)."""
-    from reproduce.paper0.sequence import train_cg
-
-    data, net = _elman()
-    sizes = dict(n_in=net.n_in, n_hidden=net.n_hidden, n_out=net.n_out, n_feedback=net.F,
-                 n_hidden2=net.n_hidden2, skip=net.skip)
-    iters = 3 if quick else 60
-
-    def run(backend, P, profile):
-        r = train_cg(data, net.params, sizes=sizes, workers_deriv=P, workers_fwd=P,
-                     iterations=iters, chunk=4, backend=backend, profile=profile)
-        return _from_record(r["record"])
-
-    return Case("paper0",
-                f"Elman {net.n_in}-{net.n_hidden}-{net.n_out}, {data.n_seq} sequences, "
-                f"{iters} CG iterations", run)
-
-
-@lru_cache(maxsize=1)
-def _handwriting():
-    """40 one-word handwriting sequences (the matrix's 10 cannot give every worker of a
-    many-core host a sequence): (data, training ids, validation ids)."""
-    from datasets.handwriting import handwriting
-    from engine.data import SeqData
-
-    d = handwriting(40, seed=11, n_writers=6, mean_extra_words=0.0, max_words=1,
-                    val_fraction=0.1)
-    return SeqData(d.seqs, d.labels), np.asarray(d.train), np.asarray(d.val)
-
-
-def _bucketed(scheme: str, quick: bool) -> Case:
-    """Bucketed LSTM+CTC training (paper2, Khomenko et al. 2016): gradient allreduce per
-    batch, or model averaging per epoch (eq. 3)."""
-    from datasets.handwriting import ALPHABET
-    from reproduce.paper2.bucketed import SeqConfig, train_bucketed
-
-    data, tr, va = _handwriting()
-    epochs = 1 if quick else 3
-    cfg = SeqConfig(n_hidden=16, batch_size=2, n_buckets=2, epochs=epochs, scheme=scheme,
-                    beta=1e-3)
-
-    def run(backend, P, profile):
-        return _from_record(train_bucketed(data, len(ALPHABET) + 1, train_idx=tr, val_idx=va,
-                                           cfg=cfg, seed=1, workers=P, backend=backend,
-                                           profile=profile))
-
-    # a worker needs a sequence of its own (model averaging fails on an empty portion)
-    return Case("paper2", f"LSTM 3-16-{len(ALPHABET) + 1}, {len(tr)} handwriting sequences, "
-                f"batch 2, {_n(epochs, 'epoch')}", run, max_P=len(tr))
-
-
-STRATEGIES = {  # name: builder(quick) -> Case, in table order
-    "pattern-parallel (PPT)": _ppt,
-    "pattern-parallel bunch (PP)": partial(_quicknet, "PP"),
-    "network-parallel (NP)": partial(_quicknet, "NP"),
-    "node-parallel": _node,
-    "network partition": _partition,
-    "sequence partition (CG)": _sequence,
-    "bucketed (gradient allreduce)": partial(_bucketed, "allreduce"),
-    "bucketed (model averaging)": partial(_bucketed, "average"),
-}
+    out = {}
+    for entry in papers.PAPERS:
+        out.update(papers.load(entry["name"]).strategies)
+    return out
 
 
 def cases(quick: bool = False, only=None) -> list[Case]:
-    """The cases of :data:`STRATEGIES` (``only``: those names), built for ``quick`` or not."""
-    names = list(STRATEGIES) if only is None else list(only)
-    unknown = [n for n in names if n not in STRATEGIES]
+    """The cases of :func:`strategies` (``only``: those names), built for ``quick`` or not."""
+    table = strategies()
+    names = list(table) if only is None else list(only)
+    unknown = [n for n in names if n not in table]
     if unknown:
-        raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
-    return [replace(STRATEGIES[n](quick), strategy=n) for n in names]
+        raise ValueError(f"unknown strategies {unknown}; choose from {list(table)}")
+    return [replace(table[n](quick), strategy=n) for n in names]
 
 
 # ---- running and judging -----------------------------------------------------------------------
@@ -443,7 +288,7 @@ def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load:
         "cores counted busy)",
         f"- profile: `{prof.name}`: {_describe(prof)} ({prof.source})",
         f"- times: the slowest worker's timed region (compute + collectives), median of "
-        f"{_n(repeats, 'run')}, measured on local processes and emulated interleaved",
+        f"{count(repeats, 'run')}, measured on local processes and emulated interleaved",
         f"- verdict: ok when emulated / measured is within ±{TOLERANCE:.0%} of 1; optimistic "
         "below (the emulator predicts faster than measured), pessimistic above; noisy when the "
         "measured runs spread by more than that; P = 1 is the serial reference",

@@ -19,7 +19,7 @@ from engine.perfmodel import MachineProfile
 from engine.timing import COLLECTIVE as C, ROUND as R
 
 WORKLOADS = M.workloads()
-CELLS = [(name, net) for name in [*M.DATA_PARALLEL, *M.MODEL_PARALLEL] for net in WORKLOADS
+CELLS = [(name, net) for name in [*M.DATA_PARALLEL, *M.model_parallel()] for net in WORKLOADS
          if M.why_not(name, WORKLOADS[net]) is None]
 
 
@@ -43,7 +43,7 @@ def accounts(results) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_every_cell_is_in_the_list():
-    assert {n for n, _ in CELLS} == {*M.DATA_PARALLEL, *M.MODEL_PARALLEL}
+    assert {n for n, _ in CELLS} == {*M.DATA_PARALLEL, *M.model_parallel()}
     assert {w for _, w in CELLS} == set(WORKLOADS) and len(CELLS) == 19
 
 

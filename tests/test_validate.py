@@ -22,7 +22,7 @@ def rows():
 
 def test_a_row_per_strategy_at_P2_with_both_times_and_their_ratio(rows):
     at2 = [r for r in rows if r["P"] == 2]
-    assert [r["strategy"] for r in at2] == list(V.STRATEGIES)
+    assert [r["strategy"] for r in at2] == list(V.strategies())
     for r in at2:
         assert math.isfinite(r["measured_s"]) and r["measured_s"] > 0
         assert math.isfinite(r["emulated_s"]) and r["emulated_s"] > 0
@@ -91,7 +91,7 @@ def _args(tmp_path, **kw):
 
 
 def test_main_prints_and_writes_the_table(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(V, "STRATEGIES", {PARTITION: V.STRATEGIES[PARTITION]})
+    monkeypatch.setattr(V, "STRATEGIES", {PARTITION: V.strategies()[PARTITION]})
     assert V.main(_args(tmp_path)) == 0
     out = capsys.readouterr().out
     assert "| network partition |" in out and "profile: `none`" in out

@@ -12,7 +12,7 @@ tables, curves, plots and report.md. ``python -m reproduce paper1`` runs it thro
 :func:`reproduce.harness.run_paper`.
 """
 from reproduce.harness import Paper
-from reproduce.paper1 import setup, tasks
+from reproduce.paper1 import setup, strategies, tasks
 
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/decode", "reproduce/paper1/hmm",
                                      "reproduce/paper1/spert", "reproduce/paper1/bunch",
@@ -21,4 +21,6 @@ PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/
                  cache_ignores=("runs", "fig6_bunches", "fig6_big", "nets", "perf_hidden", "pp_bunches",
                                 "one_seed_bunches", "warmup_bunches", "warmup_runs", "same_bunch_nets",
                                 "lr_sweep"),
-                 machines={"multispert1997": setup.multispert1997_profile})
+                 machines={"multispert1997": setup.multispert1997_profile},
+                 strategies=strategies.STRATEGIES,
+                 matrix_cells=strategies.MATRIX_CELLS)

@@ -13,7 +13,7 @@ paper2`` runs it through :func:`reproduce.harness.run_paper`.
 from dataclasses import replace
 
 from reproduce.harness import Paper
-from reproduce.paper2 import setup, tasks, timing_k
+from reproduce.paper2 import setup, strategies, tasks, timing_k
 
-PAPER = replace(Paper.of(setup, tasks, code=("reproduce/paper2/bucketed",)),
+PAPER = replace(Paper.of(setup, tasks, code=("reproduce/paper2/bucketed",), strategies=strategies.STRATEGIES),
                 make_tasks=timing_k.make_tasks, run_task=timing_k.run_task)
