@@ -88,6 +88,9 @@ class Paper:
     # {name: (cell(workload, *, backend, workers, comm) -> (deviation, status), {net: why it
     # cannot apply})}: the paper's model-parallel configurations in the equivalence matrix
     matrix_cells: dict = field(default_factory=dict)
+    # the package's hosts.py, where many-core hosts ran the paper: SOURCES and MEASURED
+    # ({host: ...}) and extract(rows) (reproduce/manycore_data.py gathers them); None: none
+    hosts: object = None
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:

@@ -1,20 +1,18 @@
 """The papers' configurations measured on real many-core hosts, beside their emulated twins
 (issue 12, item 4).
 
-**Data** (:mod:`reproduce.manycore_data`). :data:`MEASURED` holds, as constants, the numbers real runs gave on two 16-core
-hosts, read once from their result files by :func:`extract` (the test checks the
-constants equal the files where the folders exist). :data:`SOURCES` gives each set's
-provenance: folder, command, date, commit. Hosts:
-
-- ``xeon16``: ``../shared/machines/xeon16/`` (README.md there), project at ``ca20bd6``;
-- ``xeon207x16``: ``results/machines/xeon207x16/`` (README.md there), project at ``119c890``
-  (paper3, paper4) and ``69a59ac`` (paper0, 5 seeds, 2026-11-27).
+**Data** (:mod:`reproduce.manycore_data`, gathered from each paper's ``hosts.py``): the
+numbers real runs gave on two 16-core hosts, as constants read once from their result
+files by the paper's ``extract`` (a test checks the constants equal the files where the
+folders exist), and each run's provenance: folder, command, date, commit. Hosts:
+``xeon16`` (``../shared/machines/xeon16/``) and ``xeon207x16``
+(``results/machines/xeon207x16/``), each with a README.md.
 
 Each set is ``{"rows": [...], ...}``, a row a dict of ``P``, the configuration's keys
-(:func:`config_of`: paper3 ``local_epoch``; paper4 ``passes``, ``width``; paper0 ``curve``,
-plus ``net`` for the loop curves fig2 and fig3) and the numbers: ``speedup`` the measured
-(median, min, max) as the host's report gives it (paper3: derived from ``serial_s`` and the
-row's ``time_s`` by :func:`measured`), ``comm_share`` where measured, paper4's ``time_ms``.
+(:data:`CONFIG_KEYS`, :func:`config_of`) and the numbers: ``speedup`` the measured
+(median, min, max) as the host's report gives it (where a set gives ``serial_s`` and the
+row's ``time_s`` instead, derived from them by :func:`measured`), ``comm_share`` where
+measured, ``time_ms`` where given.
 
 **Composition.** The emulated twin of a measured configuration is composed from this
 project's own compute-only emulated runs (measured here, one worker at a time) under the
@@ -27,18 +25,13 @@ the host's microbenchmarks only; nothing is fitted to the speedups below):
 
 (:func:`compose`, :func:`emulated_speedup`). A paper supplies a function
 ``emulate(profile) -> {key(P, **config): {"speedup", "comm_share", "runs"}}`` built on
-them from its cached task results (reproduce/paper3/report.py ``manycore_emulated``,
-reproduce/paper4/report.py ``manycore_emulated``); :func:`compare` runs it under each
-host's profile and under the profile with one effect switched off at a time
-(:func:`effect_profiles`), and puts the result beside :data:`MEASURED`.
-:func:`csv_rows` and :func:`section` turn that into comparison.csv rows and the
-report's "Against many-core hosts" section.
+them from its cached task results (its report's ``manycore_emulated``); :func:`compare`
+runs it under each host's profile and under the profile with one effect switched off at
+a time (:func:`effect_profiles`), and puts the result beside the measured rows (``target``
+None where a paper sets no target: ``met`` None). :func:`csv_rows` and :func:`section`
+turn that into comparison.csv rows and the report's "Against many-core hosts" section.
 
-paper0 (``MEASURED[("paper0", "xeon207x16")]``) composes its twins the same way in
-reproduce/paper0/report.py (no target in the issue: its records say ``target`` None and
-``met`` None).
-
-Also here, shared by paper3 and paper4 and candidates for reproduce/report.py: the
+Also here, shared by the papers' reports and candidates for reproduce/report.py: the
 validation on this machine (:func:`validation_section`, :func:`append_beyond_note`) and
 the headline's sentences (:func:`validated_range`, :func:`against_hosts`).
 """
@@ -52,8 +45,8 @@ import numpy as np
 from engine.perfmodel import FREE, MachineProfile
 from reproduce import report as R
 
-from reproduce.manycore_data import (HERE_PROFILE, HOSTS, MEASURED, ROOT, SEEDS, seeds_of,  # noqa: F401
-                                      SOURCES, extract)
+from reproduce.manycore_data import (HERE_PROFILE, HOSTS, ROOT, SEEDS, extract,  # noqa: F401
+                                      measured_data, seeds_of, sources)
 
 
 CONFIG_KEYS = ("local_epoch", "passes", "width", "curve", "net")
@@ -79,10 +72,11 @@ def label(config: dict) -> str:
 
 
 def measured(paper: str, host: str) -> list[dict]:
-    """``MEASURED[paper, host]["rows"]`` with ``speedup`` on every row: paper3's is derived as
-    its report's Table 1 rows do it (serial median / median; min: serial min / max; max:
-    serial max / min). Empty when the host has no data for the paper."""
-    d = MEASURED.get((paper, host))
+    """The host's measured rows of ``paper`` with ``speedup`` on every row: where the set gives
+    ``serial_s`` and ``time_s`` instead, derived as a report's speedup rows do it (serial
+    median / median; min: serial min / max; max: serial max / min). Empty when the host has
+    no data for the paper."""
+    d = measured_data().get((paper, host))
     if d is None:
         return []
     out = []
@@ -158,8 +152,8 @@ def append_beyond_note(rows: list[dict], profile: str, pairs: list[dict], *,
                        p_key: str = "nodes") -> None:
     """Append :func:`reproduce.report.beyond_measured_note` to the note of every emulated row
     on ``profile`` whose ``p_key`` in its condition exceeds the largest P of ``pairs`` (the P
-    measured and validated here; 1 without pairs). Shared by paper3 and paper4 (it could live
-    in reproduce/report.py beside the other validation helpers)."""
+    measured and validated here; 1 without pairs). Shared by the papers' reports (it could
+    live in reproduce/report.py beside the other validation helpers)."""
     p_max = max((p["P"] for p in pairs), default=1)
     note = R.beyond_measured_note(pairs, profile=profile)
     for r in rows:
@@ -270,7 +264,7 @@ def csv_rows(paper: str, records: list[dict], *, p_key: str = "nodes") -> list[d
                 + (f"target {tg[2]}: {'met' if c['met'] else 'NOT met'}; " if tg else "")
                 + "emulated speedup with one effect off: "
                 + ", ".join(f"{n} {eff[n]:.3g}" for n in EFFECTS if n != "model" and n in eff)
-                + f"; measured data: {SOURCES[(c['paper'], c['host'])]['folder']}")
+                + f"; measured data: {sources()[(c['paper'], c['host'])]['folder']}")
         cond = R.condition(**{p_key: c["P"]}, **c["config"], profile=c["profile"], host=c["host"])
         rows.append(R.row(c["paper"], "manycore", "speedup_emulated_over_measured", cond, "ratio",
                           ours=c["ratio"], low=c["emulated"] / hi, high=c["emulated"] / lo,
@@ -347,7 +341,7 @@ def section(paper: str, records: list[dict], *, profiles: dict | None = None) ->
          ""]
     for host in dict.fromkeys(c["host"] for c in records):
         rs = [c for c in records if c["host"] == host]
-        src = SOURCES[(paper, host)]
+        src = sources()[(paper, host)]
         prof = (profiles or {}).get(host)
         L += [f"### {host}", "",
               f"Measured: `{src['folder']}` ({', '.join(src['files'])}), `{src['command']}`, "

@@ -142,19 +142,19 @@ def test_append_beyond_note():
     assert rows[1]["note"].startswith("n; emulated (here) beyond the measured P ≤ 2") and "0.80×" in rows[1]["note"]
 
 
-@pytest.mark.parametrize("paper,host", sorted(M.SOURCES))
+@pytest.mark.parametrize("paper,host", sorted(M.sources()))
 def test_constants_equal_the_files(paper, host):
-    folder = M.ROOT / M.SOURCES[(paper, host)]["folder"]
+    folder = M.ROOT / M.sources()[(paper, host)]["folder"]
     if not (folder / "comparison.csv").exists():
         pytest.skip(f"{folder} not here")
-    assert M.extract(paper, host) == M.MEASURED[(paper, host)]
+    assert M.extract(paper, host) == M.measured_data()[(paper, host)]
 
 
 @pytest.mark.parametrize("host", M.HOSTS)
 def test_paper3_derived_speedup_equals_the_reports(host):
     import csv
 
-    f = M.ROOT / M.SOURCES[("paper3", host)]["folder"] / "comparison.csv"
+    f = M.ROOT / M.sources()[("paper3", host)]["folder"] / "comparison.csv"
     if not f.exists():
         pytest.skip(f"{f} not here")
     rep = {r["condition"]: float(r["ours"]) for r in csv.DictReader(f.open())
@@ -166,7 +166,7 @@ def test_paper3_derived_speedup_equals_the_reports(host):
 
 
 def test_sources_and_profiles_exist():
-    for (paper, host), s in M.SOURCES.items():
+    for (paper, host), s in M.sources().items():
         assert {"folder", "command", "date", "commit"} <= set(s) and host in M.HOSTS
     assert Path(M.ROOT / "engine" / "profiles" / f"{M.HERE_PROFILE}.json").exists()
     for host in M.HOSTS:

@@ -13,10 +13,10 @@ partitions (§2.2 as a configuration of the engine's data-parallel family, §2.1
 :func:`reproduce.harness.run_paper`.
 """
 from reproduce.harness import Paper
-from reproduce.paper0 import data, setup, strategies, tasks
+from reproduce.paper0 import data, hosts, setup, strategies, tasks
 
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper0/sequence", "reproduce/paper0/network_partition"),
                  cache_ignores=("runs", "train_runs"), data_identity=data.identity,
                  options=data.options, check_options=data.check_options,
                  strategies=strategies.STRATEGIES,
-                 matrix_cells=strategies.MATRIX_CELLS)
+                 matrix_cells=strategies.MATRIX_CELLS, hosts=hosts)

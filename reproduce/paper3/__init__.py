@@ -8,8 +8,9 @@ tables, plots and report.md. ``python -m reproduce paper3`` runs it through
 :func:`reproduce.harness.run_paper`.
 """
 from reproduce.harness import Paper
-from reproduce.paper3 import setup, strategies, tasks
+from reproduce.paper3 import hosts, setup, strategies, tasks
 
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper3/ppt",),
                  cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs", "lr_scales"),
-                 machines={"gige2008": setup.gige2008}, strategies=strategies.STRATEGIES)
+                 machines={"gige2008": setup.gige2008}, strategies=strategies.STRATEGIES,
+                 hosts=hosts)

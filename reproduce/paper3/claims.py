@@ -17,7 +17,7 @@ keep, per invocation, the median over seeds 1..3 of the serial time and of each 
 configuration's time (the same seeds on both sides), not the per-seed times: one
 invocation's ratio of medians is one repetition, and the interval is a bootstrap over the
 six invocations. The older host runs (2026-11-23, code ``119c890``/``ca20bd6``,
-:data:`reproduce.manycore_data.MEASURED`; three seeds in one invocation each) are named
+:data:`reproduce.paper3.hosts.MEASURED`; three seeds in one invocation each) are named
 beside, as is this run's emulated figure. Epoch counts come from this run's training runs
 (the emulated backend runs the same numerics as the measured one; only its time is
 composed). Best local epochs use this run's times: measured at 2 nodes where 2 workers
@@ -40,7 +40,8 @@ import numpy as np
 import pandas as pd
 
 from reproduce import claims as C
-from reproduce.manycore_data import MEASURED, ROOT
+from reproduce.manycore_data import ROOT
+from reproduce.paper3.hosts import MEASURED
 from reproduce.paper3.setup import DEFAULT, NAME, SPEEDUP_8, TABLE1
 from reproduce.report import DEFAULT_TOLERANCE
 
@@ -303,9 +304,7 @@ def _twin(records, P: int, m: int) -> str:
 
 def _older_hosts(P: int, m: int) -> str:
     bits = []
-    for (paper, host), d in MEASURED.items():
-        if paper != NAME:
-            continue
+    for host, d in MEASURED.items():
         for r in d["rows"]:
             if r["P"] == P and r.get("local_epoch") == m:
                 bits.append(f"{host} {d['serial_s'][0] / r['time_s'][0]:.3g}×")

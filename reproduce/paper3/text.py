@@ -11,6 +11,7 @@ from reproduce import claims as C
 from reproduce import manycore
 from reproduce import report as R
 from reproduce import why as W
+from reproduce.paper3 import hosts
 from reproduce.paper3.setup import SPEEDUP_8, TABLE1
 from reproduce.paper3.why import WHY, ablation_lines, why_records
 from reproduce.spread import format_spread
@@ -267,7 +268,7 @@ def report_markdown(df, runs, *, setup, profiles, meta, figs, quick_shrunk, msg_
         s1 = _median(serial[serial.seed.isin(manycore.SEEDS)], "time_s")
         checks = []
         for host, prof in manycore_profiles.items():
-            ms = manycore.MEASURED.get(("paper3", host), {}).get("serial_s")
+            ms = hosts.MEASURED.get(host, {}).get("serial_s")
             if ms and s1 == s1:
                 checks.append(f"{host}: {f(s1)} s × {prof.compute_ratio:.3g} = {f(s1 * prof.compute_ratio)} s "
                               f"against {f(ms[0])} s measured there ({ms[0] / (s1 * prof.compute_ratio):.2f}×)")

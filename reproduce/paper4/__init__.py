@@ -10,11 +10,11 @@ and report.md. ``python -m reproduce paper4`` runs it through
 :func:`reproduce.harness.run_paper`.
 """
 from reproduce.harness import Paper
-from reproduce.paper4 import setup, strategies, tasks
+from reproduce.paper4 import hosts, setup, strategies, tasks
 
 # the widest-net ablation's fields only add tasks, whose keys hold the width and timed passes
 # blocked.py and model.py hold the calibrations its tasks run (calibrate_exchange, calibrate_t_a)
 PAPER = Paper.of(setup, tasks,
                  code=("reproduce/paper4/mpi", "reproduce/paper4/blocked", "reproduce/paper4/model"),
                  cache_ignores=("runs", "wide_width", "wide_passes_timed"),
-                 strategies=strategies.STRATEGIES)
+                 strategies=strategies.STRATEGIES, hosts=hosts)

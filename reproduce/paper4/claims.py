@@ -3,7 +3,7 @@
 :data:`CLAIMS` quotes the paper (verbatim from the plain text up to whitespace; "…" joins two
 pieces) and says what tests each claim; :func:`evidence` measures them from this run's task
 results, its runs frame (reproduce/paper4/report.py ``runs_frame``), the many-core hosts'
-measurements (reproduce/manycore_data.py ``MEASURED``) and the host-profile emulations
+measurements (reproduce/paper4/hosts.py ``MEASURED``) and the host-profile emulations
 (``manycore.compare``'s records).
 
 Which number a claim uses (issue 30): the paper's Tables 2–3 are at P = 2..16, and only the
@@ -13,7 +13,7 @@ record, results/machines/xeon207x16/; the same kind of machine as the lent devic
 ``xeon16`` and the emulations beside. ``xeon207x16``'s figures are its run of the current
 code with 5 repetitions (:data:`HOST_RUNS5`, 2026-11-26: every run's serial and node-parallel
 time per pass, read from that run's task cache into ``runs.json``); where that file is
-absent, its earlier run with 3 (seeds 1..3, manycore_data.py), whose files give each
+absent, its earlier run with 3 (seeds 1..3, reproduce/paper4/hosts.py), whose files give each
 configuration's median, min and max, i.e. the three runs' values. Runs are paired within a
 run (a run's serial time is taken just before its node-parallel one), not across P, so
 statistics across P resample each P's runs independently (:func:`unpaired`). The §3 width
@@ -35,7 +35,7 @@ from reproduce.spread import rng_for
 HOST = "xeon207x16"  # the host whose measurement a claim uses (module docstring)
 OTHER_HOST = "xeon16"  # measured beside it
 HOST_WIDTH = 2048  # the widest net the hosts (and this machine) ran; the paper's is 64,000
-HOST_RUNS = 3  # repetitions behind each row of the earlier host run (manycore_data.SOURCES: seeds 1..3)
+HOST_RUNS = 3  # repetitions behind each row of the earlier host run (reproduce/paper4/hosts.py SOURCES: seeds 1..3)
 # The host's run with 5 repetitions of the code as it stands (benchmarks/machines/device_run5.sh;
 # README.md of results/machines/xeon207x16/): one row per (passes, width, run, P).
 HOST_RUNS5 = "results/machines/xeon207x16/claims30/paper4_default_local16_runs5/runs.json"
@@ -364,7 +364,7 @@ def evidence(results, *, runs=None, many=None, hosts=None, profile: str = "", he
     """{claim id: Evidence} for :data:`CLAIMS`. ``results``: the task results [(task, result)]
     (the §5 runs); ``runs``: report.py's ``runs_frame`` (per-run speedups here, measured and
     emulated); ``many``: ``manycore.compare``'s records (emulated under the hosts' profiles,
-    beside); ``hosts``: {host: measured rows} (default: reproduce/manycore_data.py's);
+    beside); ``hosts``: {host: measured rows} (default: reproduce/paper4/hosts.py's);
     ``profile``: the emulation profile's name here; ``here``: this machine in words."""
     return {"table1-n32k": _table1(32_000), "table1-n132": _table1(132),
             "table2-p16": _host_ratio(CLAIMS[2], "forward", hosts, many, runs, profile),
