@@ -1,4 +1,4 @@
-"""``python -m reproduce {list,report,matrix,calibrate,validate,all,paper0..paper4}``.
+"""``python -m reproduce {list,report,matrix,calibrate,validate,all,PAPER}`` (the papers: reproduce/papers.py).
 
 Usage errors exit 2 with one line on stderr; failures (a worker that raised or
 died, an unwritable results folder found late, a results folder that ``report``
@@ -236,7 +236,7 @@ def _report(out: Path | None, as_json: bool = False) -> int:
             raise UsageError(str(e)) from None
     if not out.is_dir() or not indexed(out, PAPERS):  # an index of nothing is no index (issue 33)
         raise UsageError(f"{out}: no results here (no <paper>/comparison.csv); run a paper first, "
-                         "e.g. python -m reproduce paper3 --quick")
+                         f"e.g. python -m reproduce {PAPERS[0]['name']} --quick")
     try:
         text = build_index(out, PAPERS)
     except ResultsError as e:

@@ -69,7 +69,7 @@ class Paper:
     # generated data (generated_data)
     data_identity: Callable | None = None
     # (run, results) -> {index: Task}: runs to do again in place of results[index], decided
-    # from the results of the first pass (paper3's failed-run cap: reproduce/paper3/tasks.py)
+    # from the results of the first pass (e.g. a failed-run cap set by the converged runs)
     extend: Callable | None = None
     # (task) -> the pydantic model of its result (reproduce/result_schema.py), or None:
     # cached results are checked against it before use
@@ -91,6 +91,9 @@ class Paper:
     # the package's hosts.py, where many-core hosts ran the paper: SOURCES and MEASURED
     # ({host: ...}) and extract(rows) (reproduce/manycore_data.py gathers them); None: none
     hosts: object = None
+    # {machine name: (colour, *aliases found in plot labels)}: the colours of the paper's own
+    # machines in every figure (reproduce/plotstyle.py); never reused for another machine
+    colors: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, setup, tasks, *, code: tuple = (), **kw) -> Paper:

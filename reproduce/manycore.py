@@ -188,7 +188,7 @@ def validation_section(pairs: list[dict], *, profile: MachineProfile, what: str,
                        over_note: str = "") -> list[str]:
     """The report's "Emulator validation" section: emulated / measured time of ``pairs`` (see
     :func:`reproduce.report.validation_rows`) per P and configuration; ``what`` names the runs
-    ("PPT run"), ``same`` what makes an emulated run the twin of a measured one."""
+    (e.g. "training run"), ``same`` what makes an emulated run the twin of a measured one."""
     L = ["## Emulator validation (emulated / measured, this machine)", ""]
     if not pairs:
         return L + [f"No {what} was measured here at P ≥ 2 with a core per worker, so no emulated row "

@@ -1,9 +1,9 @@
 """One look for every paper's figures (issue 13, item 7).
 
-- :func:`color`: one colour per machine profile (``here``, ``gige2008``, ``xeon16`` …) and
-  per kind without a profile (``measured``, the paper's values), the same in every figure.
-  A label such as ``"ours: emulated (gige2008)"`` takes the colour of the profile named in
-  it; :func:`style` adds the kind's line and marker (measured solid with circles, emulated
+- :func:`color`: one colour per machine profile (``here``, ``xeon16`` …, and the papers' own
+  machines, which each paper names with its colour: ``Paper.colors``) and per kind without a
+  profile (``measured``, the paper's values), the same in every figure. A label such as
+  ``"ours: emulated (xeon16)"`` takes the colour of the profile named in it; :func:`style` adds the kind's line and marker (measured solid with circles, emulated
   solid with squares, modeled dashed, the paper's values black stars).
 - :func:`paper_points` / :func:`paper_vline`: the paper's own values drawn the same way
   everywhere.
@@ -29,8 +29,6 @@ COLORS = {
     "here-median": "#ff7f0e",  # orange, like "here": the same machine, a median latency
     "compute-only": "#2ca02c",  # green: free synchronisation, a bound
     "none": "#2ca02c",  # engine.perfmodel.FREE, the same bound
-    "gige2008": "#9467bd",  # purple: a 2008 Gigabit Ethernet cluster
-    "multispert1997": "#8c564b",  # brown: a 1997 accelerator bus
     "dev2": "#e377c2",  # pink
     "xeon16": "#17becf",  # cyan
     "xeon207x16": "#bcbd22",  # olive
@@ -41,32 +39,52 @@ COLORS = {
 # For names not in COLORS: chosen by a stable checksum of the name (never Python's hash).
 _SPARE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
 # Aliases found inside labels; longest names are tried first so "here-best" beats "here".
-_ALIASES = {"multispert bus": "multispert1997", "multispert": "multispert1997",
-            "paper": "paper", "reported": "paper"}
+_ALIASES = {"paper": "paper", "reported": "paper"}
 KIND_STYLE = {"measured": dict(ls="-", marker="o"), "emulated": dict(ls="-", marker="s"),
               "modeled": dict(ls="--", marker=None), "paper": dict(ls="-", marker="*")}
 BAND_NOTE = "Bands: min–max over the repeated runs (line: median)."
 QUICK_TEXT = "QUICK RUN: shrunk settings (--quick), not the committed results"
 
 
+def colors() -> dict:
+    """{name: colour}: :data:`COLORS` and every registered paper's machines (``Paper.colors``:
+    {name: (colour, *aliases found in labels)}, in the order of the paper list)."""
+    return {**COLORS, **{n: c[0] for n, c in _paper_colors().items()}}
+
+
+def _aliases() -> dict:
+    out = {a: n for n, c in _paper_colors().items() for a in c[1:]}
+    return {**dict(sorted(out.items(), key=lambda kv: -len(kv[0]))), **_ALIASES}
+
+
+def _paper_colors() -> dict:
+    from reproduce import papers
+
+    out = {}
+    for entry in papers.PAPERS:
+        out.update(papers.load(entry["name"]).colors)
+    return out
+
+
 def profile_of(label: str) -> str | None:
     """The profile (or kind) name in ``label`` whose colour it takes: the name in the last
     parentheses, else the longest known name in the text; ``None`` if there is none."""
     s = str(label).lower()
+    known, aliases = colors(), _aliases()
     if "(" in s and s.rstrip().endswith(")"):
         inner = s[s.rindex("(") + 1:s.rstrip().rindex(")")].strip()
-        for name in sorted(COLORS, key=len, reverse=True):
+        for name in sorted(known, key=len, reverse=True):
             if inner == name or inner.startswith(name + ",") or inner.startswith(name + " "):
                 return name
-        for alias, name in _ALIASES.items():
+        for alias, name in aliases.items():
             if inner.startswith(alias):
                 return name
     if s.startswith("paper") or "reported" in s:
         return "paper"
-    for name in sorted(COLORS, key=len, reverse=True):
+    for name in sorted(known, key=len, reverse=True):
         if name in s and name != "paper":
             return name
-    for alias, name in _ALIASES.items():
+    for alias, name in aliases.items():
         if alias in s:
             return name
     if "measured" in s:
@@ -78,7 +96,7 @@ def color(label: str) -> str:
     """The colour of ``label`` (a profile name, a kind, or a source label naming one)."""
     name = profile_of(label)
     if name is not None:
-        return COLORS[name]
+        return colors()[name]
     return _SPARE[zlib.crc32(str(label).encode()) % len(_SPARE)]
 
 

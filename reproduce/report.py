@@ -165,7 +165,8 @@ def code_version(root: Path | None = None) -> dict:
     """The commit the code ran from and whether tracked files outside ``results/`` differed
     from it (None outside a git checkout), so a committed result names the code that
     produced it. ``results/`` is left out of the check: `reproduce all` rewrites
-    results/paper0/ before paper1's summary is made, and that is no change of code."""
+    the first paper's results before the next paper's summary is made, and that is no change
+    of code."""
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
 
     def git(*args):
@@ -210,7 +211,7 @@ def jobs_line(meta: dict) -> list[str]:
     jobs = (meta.get("conditions") or {}).get("jobs", 1)
     ts = meta.get("task_seconds") or {}
     if jobs <= 1 or ("emulated" not in ts and not meta.get("tasks_from_cache")):
-        return []  # one at a time, or no emulated task to speak of (paper4 has none)
+        return []  # one at a time, or no emulated task to speak of (a paper may have none)
     took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))
     return [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS thread "
             "(`--jobs`): their compute was timed beside the others, which makes it slower than "

@@ -1,7 +1,7 @@
 """Spread of repeated runs: a bootstrap confidence interval of the median.
 
 Issue 13 asks for one beside min–max where a configuration has 3 or more runs.
-paper2 and paper3 use it through :func:`format_spread` (report text) and
+Reports use it through :func:`format_spread` (report text) and
 :func:`ci_note` (a comparison row's note: the columns stay median and min–max,
 which reproduce/report.py owns), each with the generator :func:`rng_for` gives
 the quantity's label, so a report rebuilt from the same runs is identical.

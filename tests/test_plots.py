@@ -23,11 +23,11 @@ SAME = [{"here", "here-median"}, {"compute-only", "none"}]
 def test_every_profile_name_has_its_own_colour():
     shipped = {p.stem for p in (ROOT / "engine" / "profiles").glob("*.json")}
     every = set(names()) | shipped | {"here-best", "here-median", "compute-only", "measured", "paper"}
-    missing = sorted(n for n in every if n not in S.COLORS)
+    missing = sorted(n for n in every if n not in S.colors())
     assert not missing, f"no colour for {missing}"
     by_colour = {}
     for n in every:
-        by_colour.setdefault(S.COLORS[n], set()).add(n)
+        by_colour.setdefault(S.colors()[n], set()).add(n)
     shared = [ns for ns in by_colour.values() if len(ns) > 1 and not any(ns <= s for s in SAME)]
     assert not shared, f"different machines share a colour: {shared}"
 
@@ -43,7 +43,7 @@ def test_every_profile_name_has_its_own_colour():
 ])
 def test_a_label_takes_the_colour_of_the_profile_it_names(label, name):
     assert S.profile_of(label) == name
-    assert S.color(label) == S.COLORS[name]
+    assert S.color(label) == S.colors()[name]
 
 
 def test_negative_control_a_label_naming_no_profile_is_not_given_a_profile_colour():

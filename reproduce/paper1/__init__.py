@@ -23,4 +23,6 @@ PAPER = Paper.of(setup, tasks, code=("reproduce/paper1/perf", "reproduce/paper1/
                                 "lr_sweep"),
                  machines={"multispert1997": setup.multispert1997_profile},
                  strategies=strategies.STRATEGIES,
-                 matrix_cells=strategies.MATRIX_CELLS)
+                 matrix_cells=strategies.MATRIX_CELLS,
+                 # brown: a 1997 accelerator bus, named so in some labels
+                 colors={"multispert1997": ("#8c564b", "multispert bus", "multispert")})

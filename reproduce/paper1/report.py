@@ -507,7 +507,7 @@ def plots(out, df: pd.DataFrame, tf: pd.DataFrame, setup, *, quick: bool = False
 
     sns.set_theme(style="whitegrid", context="notebook")
     figs = []
-    spert = S.COLORS["multispert1997"]
+    spert = S.colors()["multispert1997"]
     looks = {"measured": S.style("measured"),
              "emulated (MultiSpert bus)": dict(color=spert, ls="-", marker="^"),
              "modeled (here)": dict(color=S.COLORS["here"], ls="--", marker=None),

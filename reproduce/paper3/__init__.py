@@ -13,4 +13,4 @@ from reproduce.paper3 import hosts, setup, strategies, tasks
 PAPER = Paper.of(setup, tasks, code=("reproduce/paper3/ppt",),
                  cache_ignores=("nodes", "local_epochs", "runs", "ablation_runs", "lr_scales"),
                  machines={"gige2008": setup.gige2008}, strategies=strategies.STRATEGIES,
-                 hosts=hosts)
+                 hosts=hosts, colors={"gige2008": ("#9467bd",)})  # purple: a 2008 Gigabit cluster
