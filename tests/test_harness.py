@@ -219,3 +219,23 @@ def test_the_engine_names_no_paper_of_the_harness():
     hits = [f"{p.relative_to(root)}:{m.group(0).strip()}" for p in sorted(root.rglob("*.py"))
             for m in pat.finditer(p.read_text())]
     assert hits == []
+
+
+def test_the_shared_modules_name_no_paper():
+    """reproduce/'s shared modules know no paper (issue 31): only the paper list
+    (reproduce/papers.py) names one; each paper's strategies, matrix cells, many-core data
+    and machine colours come from its package through ``Paper``. Negative control: the
+    pattern finds a name, an author and a paper's machine."""
+    import re
+    from pathlib import Path
+
+    from reproduce.papers import PAPERS
+
+    authors = {a.strip() for p in PAPERS for a in re.split(r",|&", p["authors"])}
+    pat = re.compile(r"\bpaper\d\b|\b(" + "|".join(map(re.escape, sorted(authors)))
+                     + r"|gige2008|multispert)\b", re.I)
+    assert pat.search("paper3's cap") and pat.search("as Färber 1997 says") and pat.search("gige2008")
+    root = Path(__file__).resolve().parents[1] / "reproduce"
+    hits = [f"{p.name}:{m.group(0)}" for p in sorted(root.glob("*.py")) if p.name != "papers.py"
+            for m in pat.finditer(p.read_text())]
+    assert hits == []
