@@ -189,7 +189,7 @@ def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
 # engine.tanhkernel, or numpy's ufunc between kernels. tests/test_seqkernels.py checks
 # the bits and bounds the difference where another BLAS or CPU orders otherwise.
 def _fused_matmul(rows: int, cols: int) -> bool:
-    return rows % 2 == 0 and cols > 1
+    return MATMUL_SOUND and rows % 2 == 0 and cols > 1
 
 
 @contextmanager
@@ -259,6 +259,19 @@ if njit is not None:
                     for k in range(Kd):
                         p = a[i, k] * b[k, j] + p
                     out[i, j] = p
+
+    def _matmul_sound() -> bool:
+        """Whether the compiled tile computes a @ b here, within 1e-12 of Σ|a||b| (the bound
+        tests/test_seqkernels.py puts on another BLAS's order), on the loops' shapes and
+        their edges: a guard against a miscompiled tile, checked once at import; where it
+        fails, the loops use numpy's matmul (``_fused_matmul`` False)."""
+        rng = np.random.default_rng(0)
+        for M, K, N in ((4, 64, 256), (4, 256, 64), (2, 16, 64), (6, 5, 20), (2, 3, 17)):
+            a, b, out = rng.standard_normal((M, K)), rng.standard_normal((K, N)), np.empty((M, N))
+            _matmul(a, b, out)
+            if not np.all(np.abs(out - a @ b) <= 1e-12 * (np.abs(a) @ np.abs(b))):
+                return False
+        return True
 
     @njit(cache=True)
     def _h_prev(t, Z, TC, Hs):  # h_{t−1} = o_{t−1}·tanh c_{t−1} into Hs[t] (t > 0)
@@ -418,6 +431,8 @@ def _nb_lstm_backward(Z, dH, TC, C, Wh, dZ):
         _back_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else C[0], dh, dc, dZ[t], t == 0)
         np.matmul(dZ[t], WhT, out=dh)
 
+
+MATMUL_SOUND = njit is not None and _matmul_sound()
 
 # ---- the interface the engine calls -----------------------------------------------------------
 # lstm_forward(Z, Wh, C, Hs, TC); lstm_backward(Z, dH, TC, C, Wh, dZ)   LSTM's loops over time

@@ -179,6 +179,33 @@ def test_the_bound_catches_a_float32_matmul():
     assert not np.all(np.abs(low - a @ b) <= 1e-12 * (np.abs(a) @ np.abs(b)))
 
 
+@needs_numba
+def test_a_miscompiled_tile_is_refused_and_the_loops_fall_back_to_numpys_matmul(monkeypatch):
+    # the import-time guard (MATMUL_SOUND): the tile passes here; a tile that forms the product
+    # in float32 (the bound's control above) is refused; and with the guard off, the forward
+    # and backward loops take numpy's matmul between kernels and keep the reference's bits
+    assert K.MATMUL_SOUND and K._matmul_sound()
+    good = K._matmul
+
+    def low(a, b, out):
+        out[:] = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)
+
+    monkeypatch.setattr(K, "_matmul", low)
+    assert not K._matmul_sound()
+    monkeypatch.setattr(K, "_matmul", good)
+    monkeypatch.setattr(K, "MATMUL_SOUND", False)
+    assert not K._fused_matmul(4, 256)
+    rng = np.random.default_rng(12)
+    Z = pre_activations(rng, (T_STEPS, 4, 64), special=False)
+    Wh = pre_activations(rng, (16, 64), special=False) / 3
+    fused = forward(K._nb_lstm_forward, Z, Wh)
+    args = backward_inputs(np.random.default_rng(13), 4, 16, special=False)
+    got = backward(K._nb_lstm_backward, *args)
+    numpys_tanh(monkeypatch)
+    assert agree(forward(K._np_lstm_forward, Z, Wh), fused)
+    assert agree(backward(K._np_lstm_backward, *args), got)
+
+
 def recursion_inputs(rng, T, B, S):
     """lpe (T, B, S) of log-probabilities with a few −inf (a softmax underflow), the skip
     pattern of labels with repeats, input lengths, the first α row and β's last rows."""
