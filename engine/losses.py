@@ -158,7 +158,8 @@ def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = Tru
     bidx = np.arange(B)[:, None]
     lpe = lp[:, bidx, ext]  # (T, B, S) log y_t(l'_s)
     ninf = -np.inf
-    alpha = np.full((T, B, S), ninf)  # (T, B, S)
+    alpha = np.empty((T, B, S))  # (T, B, S): ctc_alpha writes every row after the first
+    alpha[0] = ninf
     alpha[0, :, 0] = lpe[0, :, 0]
     alpha[0, :, 1] = np.where(Sb > 1, lpe[0, :, 1], ninf)
     alpha[0][sidx[None, :] >= Sb[:, None]] = ninf
@@ -173,22 +174,15 @@ def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = Tru
     loss = -logp
     if not need_grad:
         return loss, None
-    beta = np.full((T, B, S), ninf)  # (T, B, S), β_t(s) includes y_t(l'_s)
+    beta = np.empty((T, B, S))  # (T, B, S), β_t(s) includes y_t(l'_s); ctc_beta writes
+    beta[T - 1] = ninf  # every row before the last, and the last where a sequence ends there
     init = np.full((B, S), ninf)
     init[np.arange(B), Sb - 1] = lpe[Tb - 1, np.arange(B), Sb - 1]
     has2 = Sb > 1
     init[np.arange(B)[has2], (Sb - 2)[has2]] = lpe[Tb - 1, np.arange(B), np.maximum(Sb - 2, 0)][has2]
     seqkernels.ctc_beta(beta, lpe, skip, Tb, init)  # β_{T−1}..β_0 (eqs. 10–11, log domain)
     ok = np.isfinite(logp)  # (B,)
-    lg = alpha  # (T, B, S) ln γ, in α's buffer (α is not needed after this)
-    with np.errstate(invalid="ignore"):
-        np.add(alpha, beta, out=lg)
-        lg -= lpe
-        lg -= np.where(ok, logp, 0.0)[None, :, None]
-    notfin = ~np.isfinite(lg)
-    np.copyto(lg, 0.0, where=notfin)
-    gamma = np.exp(lg, out=lg)  # (T, B, S)
-    np.copyto(gamma, 0.0, where=notfin)
+    gamma = seqkernels.ctc_gamma(alpha, beta, lpe, np.where(ok, logp, 0.0))  # (T, B, S), in α's buffer
     onehot = np.zeros((B, S, K))  # (B, S, K)
     onehot[np.arange(B)[:, None], sidx[None, :], ext] = 1.0
     occ = np.matmul(gamma.transpose(1, 0, 2), onehot).transpose(1, 0, 2)  # (T, B, K): Σ_{l'_s=k} γ_t(s)

@@ -11,7 +11,8 @@ the same order on every element as the reference beside it (:mod:`engine.kernels
   (σ, c_t), ``tanh`` c_t: 4 calls instead of about a dozen. The C library's ``tanh`` is no
   substitute: it differs from numpy's in the last bit on 27 % of arguments.
 - LSTM backward: the whole loop in one call, dz_t W_hᵀ included (instead of about 18 a step).
-- CTC α and β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): each one call.
+- CTC α and β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): each one call;
+  the state occupancies γ (eqs. 14–16) from them: one pass instead of six numpy ones.
 
 On a CPU without AVX-512 with OpenBLAS's AVX2 kernels (the 2-core VM of 2026-11-27) that
 gives the reference's bits (the comment above ``_fused_matmul`` says why). Elsewhere,
@@ -134,8 +135,9 @@ def _np_ctc_alpha(alpha, lpe, skip):
 
 def _np_ctc_beta(beta, lpe, skip, Tb, init):
     """β_t = lse(β_{t+1}(s), β_{t+1}(s+1), β_{t+1}(s+2) where s → s+2 is allowed) +
-    ln y_t(l'_s) into beta (T, B, S), all −inf on entry; sequence b's row is ``init`` (B, S)
-    at its last step t = Tb[b] − 1 and −inf after it."""
+    ln y_t(l'_s) into beta (T, B, S), whose last row is −inf on entry (every other row is
+    written); sequence b's row is ``init`` (B, S) at its last step t = Tb[b] − 1 and −inf
+    after it."""
     T, B, S = beta.shape
     sh1 = np.full((B, S), NINF)  # (B, S) β_{t+1}(s+1)
     sh2 = np.full((B, S), NINF)  # (B, S) β_{t+1}(s+2) where the skip is allowed
@@ -154,6 +156,21 @@ def _np_ctc_beta(beta, lpe, skip, Tb, init):
                 bt[Tb - 1 < t] = NINF
             last_step = Tb - 1 == t
             bt[last_step] = init[last_step]
+
+
+def _np_ctc_gamma(lg, beta, lpe, lp):
+    """γ_t(s) = exp(α_t(s) + β_t(s) − ln y_t(l'_s) − ln p(z|x)) (Graves et al. 2006, eqs.
+    14–16, log domain) into ``lg`` (T, B, S), which holds α on entry; lp (B,) holds ln p
+    (0 where p = 0); 0 wherever the exponent is not finite. Returns ``lg``."""
+    with np.errstate(invalid="ignore"):
+        np.add(lg, beta, out=lg)
+        lg -= lpe
+        lg -= lp[None, :, None]
+    notfin = ~np.isfinite(lg)
+    np.copyto(lg, 0.0, where=notfin)
+    np.exp(lg, out=lg)
+    np.copyto(lg, 0.0, where=notfin)
+    return lg
 
 
 # ---- the numpy reference's loops over time ----------------------------------------------------
@@ -371,6 +388,16 @@ if njit is not None:
                         beta[t, b, s] = _lse3(beta[t + 1, b, s], x1, x2) + lpe[t, b, s]
 
 
+    @njit(cache=True)
+    def _nb_ctc_gamma(lg, beta, lpe, lp):  # _np_ctc_gamma's operations, one pass
+        T, B, S = lg.shape
+        for t in range(T):
+            for b in range(B):
+                for s in range(S):
+                    v = ((lg[t, b, s] + beta[t, b, s]) - lpe[t, b, s]) - lp[b]
+                    lg[t, b, s] = math.exp(v) if math.isfinite(v) else 0.0
+        return lg
+
     if PORTED:
         from engine.tanhkernel import tanh1
 
@@ -437,9 +464,10 @@ MATMUL_SOUND = njit is not None and _matmul_sound()
 # ---- the interface the engine calls -----------------------------------------------------------
 # lstm_forward(Z, Wh, C, Hs, TC); lstm_backward(Z, dH, TC, C, Wh, dZ)   LSTM's loops over time
 # ctc_alpha(alpha, lpe, skip); ctc_beta(beta, lpe, skip, Tb, init)      the CTC recursions
-SEQ_FUNCTIONS = ("lstm_forward", "lstm_backward", "ctc_alpha", "ctc_beta")
+# ctc_gamma(alpha, beta, lpe, lp) -> γ in α's buffer                      the state occupancies
+SEQ_FUNCTIONS = ("lstm_forward", "lstm_backward", "ctc_alpha", "ctc_beta", "ctc_gamma")
 _PREFIX = "_np_" if njit is None else "_nb_"
-lstm_forward, lstm_backward, ctc_alpha, ctc_beta = (globals()[_PREFIX + n] for n in SEQ_FUNCTIONS)
+lstm_forward, lstm_backward, ctc_alpha, ctc_beta, ctc_gamma = (globals()[_PREFIX + n] for n in SEQ_FUNCTIONS)
 
 
 def warm_up() -> None:
@@ -456,6 +484,7 @@ def warm_up() -> None:
     lpe, skip = np.zeros((T, 1, S)), np.zeros((1, S), dtype=bool)
     _nb_ctc_alpha(np.zeros((T, 1, S)), lpe, skip)
     _nb_ctc_beta(np.zeros((T, 1, S)), lpe, skip, np.full(1, 2, dtype=np.int64), np.zeros((1, S)))
+    _nb_ctc_gamma(np.zeros((T, 1, S)), np.zeros((T, 1, S)), lpe, np.zeros(1))
 
 
 warm_up()

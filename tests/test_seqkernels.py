@@ -238,6 +238,28 @@ def test_ctc_recursions_match_the_reference(T, B, S):
         assert np.isfinite(a_ref).any() and np.isneginf(b_ref).any()
 
 
+@needs_numba
+@pins_bits
+@pytest.mark.parametrize("T,B,S", [(1, 1, 1), (9, 3, 7), (40, 4, 23)], ids=str)
+def test_ctc_occupancies_match_the_reference(T, B, S):
+    # γ from α, β, ln y and ln p (0 where p = 0): −inf and NaN in the exponent give 0, as do
+    # the cells no path reaches; the control: the exponent summed in another order differs
+    rng = np.random.default_rng(T + B + S)
+    alpha, beta = -rng.exponential(3.0, (T, B, S)), -rng.exponential(3.0, (T, B, S))
+    lpe = -rng.exponential(2.0, (T, B, S))
+    alpha.reshape(-1)[1::5], beta.reshape(-1)[3::7] = -np.inf, -np.inf
+    alpha.reshape(-1)[2::11] = np.nan
+    lp = np.where(rng.random(B) < 0.3, 0.0, -rng.exponential(5.0, B))
+    ref = K._np_ctc_gamma(alpha.copy(), beta, lpe, lp)
+    assert agree(ref, K._nb_ctc_gamma(alpha.copy(), beta, lpe, lp))
+    assert (ref > 0).any()
+    if T > 1:
+        assert (ref == 0).any()
+        other = np.exp(alpha + (beta - lpe - lp[None, :, None]))
+        other[~np.isfinite(other)] = 0.0
+        assert not same_bits(ref, other)
+
+
 def test_a_recursion_summing_in_another_order_is_caught():
     """The control: e^a + (e^b + e^c) against the reference's (e^a + e^b) + e^c."""
     lpe, skip, Tb, alpha, init = recursion_inputs(np.random.default_rng(3), 40, 4, 23)
