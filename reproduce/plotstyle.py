@@ -3,8 +3,9 @@
 - :func:`color`: one colour per machine profile (``here``, ``xeon16`` …, and the papers' own
   machines, which each paper names with its colour: ``Paper.colors``) and per kind without a
   profile (``measured``, the paper's values), the same in every figure. A label such as
-  ``"ours: emulated (xeon16)"`` takes the colour of the profile named in it; :func:`style` adds the kind's line and marker (measured solid with circles, emulated
-  solid with squares, modeled dashed, the paper's values black stars).
+  ``"ours: emulated (xeon16)"`` takes the colour of the profile named in it; :func:`style`
+  adds the kind's line and marker (measured solid with circles, emulated solid with
+  squares, modeled dashed, the paper's values black stars).
 - :func:`paper_points` / :func:`paper_vline`: the paper's own values drawn the same way
   everywhere.
 - :func:`log_ticks`: plain numbers (1, 2, 5, 10, 20 …) on log axes instead of 3×10⁰.
