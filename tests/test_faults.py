@@ -33,7 +33,8 @@ from engine.comm.base import WorkerError, set_stall_timeout, stall_timeout
 from engine.comm.local import run_local
 
 ROOT = Path(__file__).resolve().parent.parent
-END_S = 30  # every fault must end the run within this (generous on 2 loaded cores)
+END_S = 30  # a hang guard: a job that has not ended within this fails its test (end_mpi,
+# kill_main); no test asserts how fast a fault ends a run (load may slow it), only how it does
 STALL_S = 2.0
 
 pytestmark = [pytest.mark.usefixtures("watchdog"),
@@ -125,9 +126,8 @@ def _run_local_fault(body, size: int, folder: Path, *args, **kw):
 # -- a local worker fails ----------------------------------------------------------------------
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_local_worker_killed(sig, tmp_path):
-    msg, dt, pids = _run_local_fault(_peer_signals_one, 2, tmp_path, int(sig))
+    msg, _, pids = _run_local_fault(_peer_signals_one, 2, tmp_path, int(sig))
     assert msg == f"worker 1 died (killed by {sig.name})"
-    assert dt < END_S
     wait_gone(pids, 5)
 
 
@@ -160,7 +160,7 @@ def test_local_stall_ends_the_run_naming_the_worker(fault, stall, tmp_path):
     stall(STALL_S)
     msg, dt, pids = _run_local_fault(body, size, tmp_path, *args)
     assert msg == line
-    assert STALL_S <= dt < END_S
+    assert dt >= STALL_S  # it waited the stall time first (load can only lengthen that)
     wait_gone(pids, 5)  # a stopped worker too: SIGTERM alone would stay pending
 
 
@@ -241,10 +241,10 @@ def launch_main(tmp_path: Path, flags: str):
     return proc, workers
 
 
-def kill_main(proc, sig) -> tuple[int, str, float]:
-    """Send ``sig`` to the main process; its exit code, stderr and seconds to exit."""
+def kill_main(proc, sig) -> tuple[int, str]:
+    """Send ``sig`` to the main process; its exit code and stderr (the test fails if it has
+    not exited within END_S)."""
     time.sleep(0.3)  # well inside the run
-    t0 = time.monotonic()
     proc.send_signal(sig)
     try:
         proc.wait(timeout=END_S)
@@ -252,16 +252,14 @@ def kill_main(proc, sig) -> tuple[int, str, float]:
         proc.kill()
         proc.wait()
         pytest.fail(f"the main process did not exit within {END_S} s of {sig.name}")
-    dt = time.monotonic() - t0
-    return proc.returncode, (proc.out / "stderr").read_text(), dt
+    return proc.returncode, (proc.out / "stderr").read_text()
 
 
 def test_main_sigterm_with_handler_exits_143_with_one_line(tmp_path):
     proc, workers = launch_main(tmp_path, "handler")
-    rc, err, dt = kill_main(proc, signal.SIGTERM)
+    rc, err = kill_main(proc, signal.SIGTERM)
     assert rc == 143, err
     assert err.splitlines() == ["terminated (SIGTERM): fault test"]
-    assert dt < END_S
     wait_gone(workers, 5)
 
 
@@ -293,7 +291,7 @@ def test_main_stopped_then_killed_leaves_no_worker(tmp_path):
 
 def test_main_sigterm_without_handler_leaves_no_worker(tmp_path):
     proc, workers = launch_main(tmp_path, "")
-    rc, err, dt = kill_main(proc, signal.SIGTERM)
+    rc, err = kill_main(proc, signal.SIGTERM)
     assert rc == -signal.SIGTERM  # the default action: no line, no cleanup of its own
     wait_gone(workers, 5)
 
@@ -301,7 +299,7 @@ def test_main_sigterm_without_handler_leaves_no_worker(tmp_path):
 def test_main_sigkill_leaves_no_worker_and_the_check_sees_a_survivor(tmp_path):
     proc, workers = launch_main(tmp_path, "control")
     control = int((tmp_path / "control.pid").read_text())
-    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    rc, err = kill_main(proc, signal.SIGKILL)
     assert rc == -signal.SIGKILL
     wait_gone(workers, 5)
     # negative control: the unprotected child is still there, and the check says so
@@ -314,7 +312,7 @@ def test_main_sigkill_leaves_no_worker_and_the_check_sees_a_survivor(tmp_path):
 def test_main_sigkill_while_workers_compute(tmp_path):
     """Far from any collective, only the kernel's parent-death signal ends them at once."""
     proc, workers = launch_main(tmp_path, "long-compute")
-    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    rc, err = kill_main(proc, signal.SIGKILL)
     assert rc == -signal.SIGKILL
     wait_gone(workers, 5)
 
@@ -325,7 +323,7 @@ def test_main_sigkill_workers_notice_by_themselves(flags, tmp_path):
     gone; a worker that finishes later gets EPIPE sending its result (it holds no
     read end of any pipe) instead of blocking forever."""
     proc, workers = launch_main(tmp_path, flags)
-    rc, err, dt = kill_main(proc, signal.SIGKILL)
+    rc, err = kill_main(proc, signal.SIGKILL)
     assert rc == -signal.SIGKILL
     assert wait_gone(workers, 15) < 15
 
@@ -352,8 +350,8 @@ def launch_mpi(tmp_path: Path, *args: str):
 
 
 def end_mpi(proc, ranks, *, within: float = END_S):
-    """(exit code, stderr, seconds) of a job that must end by itself within ``within``."""
-    t0 = time.monotonic()
+    """(exit code, stderr) of a job that must end by itself (the test fails if it has not
+    ended within ``within``)."""
     try:
         _, err = proc.communicate(timeout=within)
     except subprocess.TimeoutExpired:
@@ -363,14 +361,14 @@ def end_mpi(proc, ranks, *, within: float = END_S):
                 os.kill(p, signal.SIGKILL)
         proc.communicate()
         pytest.fail(f"the MPI job did not end within {within} s")
-    return proc.returncode, err, time.monotonic() - t0
+    return proc.returncode, err
 
 
 def test_mpi_rank_stopped_aborts_the_job_with_one_line(tmp_path):
     t_launch = time.monotonic()
     proc, ranks = launch_mpi(tmp_path, "--stall", "3")
     os.kill(ranks[1], signal.SIGSTOP)
-    rc, err, dt = end_mpi(proc, ranks)
+    rc, err = end_mpi(proc, ranks)
     since_launch = time.monotonic() - t_launch
     assert rc == 1, err
     ours = [ln for ln in err.splitlines() if ln.startswith("error:")]
@@ -380,7 +378,7 @@ def test_mpi_rank_stopped_aborts_the_job_with_one_line(tmp_path):
     # The watchdog arms when rank 0 enters the stuck allreduce, which can be before the
     # signal (rank 1 already descheduled on two busy cores: one CI run ended 2.97 s after
     # it), but never before the launch: so at least 3 s from there.
-    assert since_launch >= 3 and dt < END_S
+    assert since_launch >= 3
     wait_gone(ranks, 5)
 
 
@@ -404,20 +402,18 @@ def test_mpi_rank_killed_ends_the_job(tmp_path):
     """SIGKILL cannot be handled: whatever the launcher reports, the job ends."""
     proc, ranks = launch_mpi(tmp_path, "--stall", "60")
     os.kill(ranks[1], signal.SIGKILL)
-    rc, err, dt = end_mpi(proc, ranks)
+    rc, err = end_mpi(proc, ranks)
     assert rc != 0
-    assert dt < END_S
     wait_gone(ranks, 5)
 
 
 def test_mpi_rank_terminated_ends_the_job_with_143(tmp_path):
     proc, ranks = launch_mpi(tmp_path, "--stall", "60")
     os.kill(ranks[0], signal.SIGTERM)
-    rc, err, dt = end_mpi(proc, ranks)
+    rc, err = end_mpi(proc, ranks)
     assert rc == 143, err
     assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
     assert "Traceback" not in err
-    assert dt < END_S
     wait_gone(ranks, 5)
 
 
@@ -427,7 +423,7 @@ def test_mpi_released_rank_terminated_keeps_its_line(tmp_path):
     proc, ranks = launch_mpi(tmp_path, "--release", "wait")
     time.sleep(0.5)  # rank 0 is inside wait_for_peers: rank 1 never joins the barrier
     os.kill(ranks[0], signal.SIGTERM)
-    rc, err, dt = end_mpi(proc, ranks)
+    rc, err = end_mpi(proc, ranks)
     assert rc == 143, err
     assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
     assert "Traceback" not in err
@@ -464,10 +460,9 @@ def test_mpi_rank_terminated_while_the_launcher_lags_keeps_its_line(tmp_path):
         time.sleep(0.5)
     finally:
         os.kill(proxy, signal.SIGCONT)
-    rc, err, dt = end_mpi(proc, ranks)
+    rc, err = end_mpi(proc, ranks)
     assert rc == 143, err
     assert "terminated (SIGTERM): mpi fault test" in err.splitlines()
-    assert dt < END_S
     wait_gone(ranks, 5)
 
 
