@@ -50,28 +50,27 @@ QUICK_TEXT = "QUICK RUN: shrunk settings (--quick), not the committed results"
 def colors() -> dict:
     """{name: colour}: :data:`COLORS` and every registered paper's machines (``Paper.colors``:
     {name: (colour, *aliases found in labels)}, in the order of the paper list)."""
-    return {**COLORS, **{n: c[0] for n, c in _paper_colors().items()}}
+    return _tables()[0]
 
 
-def _aliases() -> dict:
-    out = {a: n for n, c in _paper_colors().items() for a in c[1:]}
-    return {**dict(sorted(out.items(), key=lambda kv: -len(kv[0]))), **_ALIASES}
-
-
-def _paper_colors() -> dict:
+def _tables() -> tuple[dict, dict]:
+    """(:func:`colors`, the aliases found in labels, longest first), from one look at the papers."""
     from reproduce import papers
 
-    out = {}
+    own = {}
     for entry in papers.PAPERS:
-        out.update(papers.load(entry["name"]).colors)
-    return out
+        own.update(papers.load(entry["name"]).colors)
+    aliases = {a: n for n, c in own.items() for a in c[1:]}
+    return ({**COLORS, **{n: c[0] for n, c in own.items()}},
+            {**dict(sorted(aliases.items(), key=lambda kv: -len(kv[0]))), **_ALIASES})
 
 
-def profile_of(label: str) -> str | None:
+def profile_of(label: str, *, tables: tuple | None = None) -> str | None:
     """The profile (or kind) name in ``label`` whose colour it takes: the name in the last
-    parentheses, else the longest known name in the text; ``None`` if there is none."""
+    parentheses, else the longest known name in the text; ``None`` if there is none.
+    ``tables``: :func:`_tables` where the caller has them already."""
     s = str(label).lower()
-    known, aliases = colors(), _aliases()
+    known, aliases = tables or _tables()
     if "(" in s and s.rstrip().endswith(")"):
         inner = s[s.rindex("(") + 1:s.rstrip().rindex(")")].strip()
         for name in sorted(known, key=len, reverse=True):
@@ -95,9 +94,10 @@ def profile_of(label: str) -> str | None:
 
 def color(label: str) -> str:
     """The colour of ``label`` (a profile name, a kind, or a source label naming one)."""
-    name = profile_of(label)
+    tables = _tables()
+    name = profile_of(label, tables=tables)
     if name is not None:
-        return colors()[name]
+        return tables[0][name]
     return _SPARE[zlib.crc32(str(label).encode()) % len(_SPARE)]
 
 
