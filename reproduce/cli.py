@@ -458,6 +458,7 @@ def main(argv=None) -> int:
         if t == "validate":
             from reproduce import validate
 
+            args.jobs = _jobs(args.jobs, "local")
             return validate.main(args)
         if t != "all" and t not in BY_NAME:
             raise UsageError(f"unknown paper {t!r}; choose one of: list, report, matrix, calibrate, "
@@ -532,7 +533,7 @@ USES = {
     "compare": {"out", "json"},
     "matrix": {"workers", "backend", "out", "stall_timeout", "no_progress"},
     "calibrate": {"workers", "backend", "out", "quick", "name", "stall_timeout", "no_progress"},
-    "validate": {"workers", "profile", "quick", "out", "stall_timeout", "no_progress"},
+    "validate": {"workers", "profile", "quick", "out", "jobs", "stall_timeout", "no_progress"},
 }
 NOT_A_PAPERS = {"name", "sides"}
 

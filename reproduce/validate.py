@@ -43,6 +43,14 @@ The comparison means what it says when the profile describes this machine
 emulated column is that machine's prediction and the ratio includes its speed
 ratio (printed in the header).
 
+``--jobs N`` (N > 1) asks whether emulated timings hold when emulated runs share the
+machine, as ``python -m reproduce PAPER --jobs N`` runs its emulated tasks: after the
+interleaved runs above, every emulated run is repeated ``repeats`` times more, N at a time,
+each in a process of its own pinned to a core with one BLAS thread
+(:func:`reproduce.runner.execute`, the same pool). Its median goes in ``emulated_jobs_s``
+beside the one timed alone, against the same measured runs, with its own verdict
+(``verdict_jobs``). The numerics are the same either way; only the timing condition differs.
+
 This command exits 0 whenever it ran, whatever the verdicts: they are
 information. On a host with many cores the table is the emulator's acceptance
 test, read by a person; on a 2-core machine it checks P = 2 only. It exits 1 on
@@ -73,6 +81,8 @@ COLUMNS = ["strategy", "paper", "instance", "P", "condition", "busy_cores", "rep
            "measured_min_s", "measured_max_s", "measured_wall_s", "emulated_s", "emulated_min_s",
            "emulated_max_s", "emulated_over_measured", "verdict", "measured_speedup",
            "emulated_speedup", "profile"]
+JOBS_COLUMNS = ["jobs", "emulated_jobs_s", "emulated_jobs_min_s", "emulated_jobs_max_s",
+                "emulated_jobs_over_measured", "verdict_jobs"]  # with --jobs N > 1
 
 
 def cores() -> int:
@@ -187,23 +197,48 @@ def _profile_or_here(profile):
     return measure_here()
 
 
+def pooled_emulated(runs: list[tuple[Case, int]], profile: MachineProfile, repeats: int,
+                    jobs: int) -> dict:
+    """{(strategy, P): [emulated timed seconds] * repeats} of every (case, P) in ``runs``,
+    run ``jobs`` at a time in the pool that ``--jobs`` gives a paper's emulated tasks
+    (:func:`reproduce.runner.execute`: forked processes, each pinned to a core, one BLAS
+    thread), in the order of ``runs``, repeat by repeat."""
+    from reproduce.runner import Task, execute
+
+    by_name = {c.strategy: c for c, _ in runs}
+    tasks = [Task(c.strategy, "emulated", 1, {"P": P, "repeat": k})
+             for k in range(repeats) for c, P in runs]
+    done = execute(tasks, lambda t, _comm: {"s": by_name[t.name].run("emulated", t.params["P"], profile)[0]},
+                   cache=None, extra={}, jobs=jobs)
+    out: dict = {}
+    for t, res in done:
+        out.setdefault((t.name, t.params["P"]), []).append(res["s"])
+    return out
+
+
 def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool = False,
-             repeats: int = 3, only=None, busy: int | None = None,
-             progress: Callable[[str], None] | None = None) -> list[dict]:
+             repeats: int = 3, only=None, busy: int | None = None, jobs: int = 1,
+             Ps=None, progress: Callable[[str], None] | None = None) -> list[dict]:
     """Rows of the validation table: every strategy (:func:`cases`; ``only``: those named)
-    at P = 1..``workers``, measured on the local backend and emulated under ``profile``
-    (None: ``here``, measured now). ``repeats`` runs of each (median); ``quick``: smaller
-    instances; ``busy``: cores other work holds (None: :func:`busy_cores` now), for the
-    ``shared`` label; ``progress`` gets a line per row."""
+    at P = 1..``workers`` (``Ps``: those P only, each ≤ ``workers``), measured on the local
+    backend and emulated under ``profile`` (None: ``here``, measured now). ``repeats`` runs
+    of each (median); ``quick``: smaller instances; ``busy``: cores other work holds (None:
+    :func:`busy_cores` now), for the ``shared`` label; ``jobs`` > 1: every emulated run again,
+    ``jobs`` at a time (:func:`pooled_emulated`; the module docstring); ``progress`` gets a
+    line per row."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    Ps = list(range(1, workers + 1)) if Ps is None else sorted(set(Ps))
+    if not Ps or Ps[0] < 1 or Ps[-1] > workers:
+        raise ValueError(f"Ps must lie in 1..{workers}, got {Ps}")
     busy = busy_cores() if busy is None else busy
     prof = _profile_or_here(profile)
     ncores = cores()
     rows = []
+    ran = []  # (case, P) with a measured row, for the pooled pass
     for case in cases(quick, only):
         base = {}
-        for P in range(1, workers + 1):
+        for P in Ps:
             cond = condition(P, ncores, busy)
             row = {"strategy": case.strategy, "paper": case.paper, "instance": case.instance,
                    "P": P, "condition": cond, "busy_cores": busy, "repeats": repeats,
@@ -225,6 +260,7 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
             spread = max(meas) / min(meas) - 1 if min(meas) > 0 else float("inf")
             if P == 1:
                 base = {"m": m, "e": e}
+            ran.append((case, P))
             rows.append({
                 **row, "measured_s": m, "measured_min_s": min(meas), "measured_max_s": max(meas),
                 "measured_wall_s": float(np.median(walls)), "emulated_s": e,
@@ -234,6 +270,20 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 "emulated_speedup": base["e"] / e if base and e > 0 else float("nan")})
             if progress:
                 progress(f"{case.strategy} P={P}: measured {m:.3g} s, emulated {e:.3g} s")
+    if jobs > 1:
+        if progress:
+            progress(f"the emulated runs again, {jobs} at a time")
+        pooled = pooled_emulated(ran, prof, repeats, jobs)
+        for r in rows:
+            got = pooled.get((r["strategy"], r["P"]))
+            if not got:
+                continue
+            ej, m = float(np.median(got)), r["measured_s"]
+            ratio = ej / m if m > 0 else float("nan")
+            spread = r["measured_max_s"] / r["measured_min_s"] - 1 if r["measured_min_s"] > 0 else float("inf")
+            r.update({"jobs": jobs, "emulated_jobs_s": ej, "emulated_jobs_min_s": min(got),
+                      "emulated_jobs_max_s": max(got), "emulated_jobs_over_measured": ratio,
+                      "verdict_jobs": verdict(ratio, spread, r["condition"])})
     return rows
 
 
@@ -244,28 +294,38 @@ def _g(x: float, digits: int = 3) -> str:
 
 def markdown(rows: list[dict]) -> str:
     """The table: one line per strategy and P."""
+    jobs = max((r.get("jobs", 1) for r in rows), default=1)
     head = ["strategy", "paper", "instance", "P", "condition", "measured s (median, min–max)",
             "emulated s", "emulated / measured", "speedup measured / emulated", "verdict"]
+    if jobs > 1:
+        head += [f"emulated s, {jobs} at a time (min–max)", f"emulated / measured, {jobs} at a time",
+                 f"verdict, {jobs} at a time"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        out.append("| " + " | ".join([
+        cells = [
             r["strategy"], r["paper"], r["instance"], str(r["P"]), r["condition"],
             f"{_g(r['measured_s'])} ({_g(r['measured_min_s'])}–{_g(r['measured_max_s'])})",
             _g(r["emulated_s"]), _g(r["emulated_over_measured"], 2),
             f"{_g(r['measured_speedup'], 2)} / {_g(r['emulated_speedup'], 2)}",
-            r["verdict"]]) + " |")
+            r["verdict"]]
+        if jobs > 1:
+            cells += ([f"{_g(r['emulated_jobs_s'])} ({_g(r['emulated_jobs_min_s'])}–"
+                       f"{_g(r['emulated_jobs_max_s'])})", _g(r["emulated_jobs_over_measured"], 2),
+                       r["verdict_jobs"]] if "jobs" in r else ["—"] * 3)
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
     from reproduce.store import atomic_write
 
+    cols = COLUMNS + (JOBS_COLUMNS if any("jobs" in r for r in rows) else [])
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     for r in rows:
         w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()
-                    if k in COLUMNS})
+                    if k in cols})
     atomic_write(Path(path), buf.getvalue())
 
 
@@ -280,7 +340,10 @@ def _describe(prof: MachineProfile) -> str:
 
 
 def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load: float,
-            busy: int) -> str:
+            busy: int, jobs: int = 1) -> str:
+    pooled = ([f"- {jobs} at a time: every emulated run again, {count(repeats, 'run')} each, "
+               f"{jobs} at a time in processes pinned to a core each (`--jobs {jobs}`), after "
+               "the interleaved runs; the same measured runs are the reference"] if jobs > 1 else [])
     return "\n".join([
         f"# Emulator validation ({'quick' if quick else 'default'} instances)", "",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; cores here: "
@@ -293,7 +356,7 @@ def _header(prof: MachineProfile, workers: int, quick: bool, repeats: int, load:
         "below (the emulator predicts faster than measured), pessimistic above; noisy when the "
         "measured runs spread by more than that; P = 1 is the serial reference",
         "- rows with more workers than cores are `oversubscribed`, with more than the free cores "
-        "`shared`: neither is a clean measurement of scaling", "", ""])
+        "`shared`: neither is a clean measurement of scaling", *pooled, "", ""])
 
 
 def main(args, comm=None) -> int:
@@ -314,13 +377,14 @@ def main(args, comm=None) -> int:
     workers = getattr(args, "workers", None) or cores()
     quick = bool(getattr(args, "quick", False))
     repeats = 1 if quick else 3
+    jobs = getattr(args, "jobs", None) or 1
     load0, busy, t0 = _load(), busy_cores(), time.perf_counter()
     try:
         check_writable(out)
         prof = _profile_or_here(getattr(args, "profile", None))
         rows = validate(workers=workers, profile=prof, quick=quick, repeats=repeats, busy=busy,
-                        progress=lambda s: print(s, file=sys.stderr, flush=True))
-        text = (_header(prof, workers, quick, repeats, load0, busy) + markdown(rows)
+                        jobs=jobs, progress=lambda s: print(s, file=sys.stderr, flush=True))
+        text = (_header(prof, workers, quick, repeats, load0, busy, jobs) + markdown(rows)
                 + f"\n\nRan in {time.perf_counter() - t0:.0f} s; 1-min load at the end: "
                 f"{_load():.2f}.\n")
         write_csv(rows, out / "validate.csv")
