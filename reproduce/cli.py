@@ -356,7 +356,8 @@ def _jobs(jobs: int | None, backend: str) -> int:
     """--jobs, checked: emulated compute is timed one task per core, so never more tasks
     than the cores this process may use, and under MPI rank 0 runs its tasks alone.
     Default 1: each emulated task timed alone, as the committed results were made (beside
-    another task its compute was timed up to 1.36× slower here: docs/cli.md, ``--jobs``)."""
+    another task its compute was timed up to 1.36× slower here, and 15 at a time 1.16–1.25×
+    slower on a 16-core host: docs/cli.md, ``--jobs``). ``validate --jobs N`` measures it."""
     from reproduce.runner import usable_cores
 
     if jobs is None:

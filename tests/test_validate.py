@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 
 import pytest
 
@@ -121,3 +122,41 @@ def test_workers_beyond_what_an_instance_splits_over_are_not_run(monkeypatch):
     rows = V.validate(workers=2, quick=True, repeats=1, profile=FREE, busy=0)
     assert rows[1]["verdict"].startswith("n/a") and math.isnan(rows[1]["emulated_s"])
     assert "| n/a: the instance splits over at most 1 |" in V.markdown(rows)
+
+
+def _fake(name: str, scale: float):
+    """A strategy whose times say where they were taken: measured ``scale``·P; emulated
+    ``scale``·P·10 in this process, ``scale``·P·100 in any other (a ``--jobs`` pool child)."""
+    parent = os.getpid()
+
+    def run(backend, P, profile):
+        if backend == "local":
+            return scale * P, scale * P
+        return scale * P * (10 if os.getpid() == parent else 100), 0.0
+
+    return lambda quick: V.Case("paperX", f"{name} instance", run)
+
+
+def test_jobs_runs_every_emulated_run_again_in_the_pool_beside_the_one_alone(monkeypatch):
+    monkeypatch.setattr(V, "STRATEGIES", {"a": _fake("a", 1.0), "b": _fake("b", 3.0)})
+    rows = V.validate(workers=2, repeats=2, busy=0, jobs=2, profile=FREE)
+    assert [(r["strategy"], r["P"]) for r in rows] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    for r in rows:
+        scale = {"a": 1.0, "b": 3.0}[r["strategy"]] * r["P"]
+        assert r["emulated_s"] == 10 * scale  # alone: in this process
+        assert r["emulated_jobs_s"] == r["emulated_jobs_min_s"] == r["emulated_jobs_max_s"] == 100 * scale
+        assert r["emulated_jobs_over_measured"] == pytest.approx(100) and r["jobs"] == 2
+        assert "pessimistic" in r["verdict_jobs"]
+    head = V.markdown(rows).splitlines()[0]
+    assert "emulated / measured, 2 at a time" in head
+    # negative control: without --jobs no run leaves this process and no column is added
+    plain = V.validate(workers=2, repeats=2, busy=0, profile=FREE)
+    assert all("emulated_jobs_s" not in r for r in plain)
+    assert "at a time" not in V.markdown(plain)
+
+
+def test_validate_takes_a_subset_of_P(monkeypatch):
+    monkeypatch.setattr(V, "STRATEGIES", {"a": _fake("a", 1.0)})
+    assert [r["P"] for r in V.validate(workers=4, Ps=[1, 4], repeats=1, busy=0, profile=FREE)] == [1, 4]
+    with pytest.raises(ValueError):
+        V.validate(workers=2, Ps=[4], repeats=1, busy=0, profile=FREE)

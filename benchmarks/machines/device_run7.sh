@@ -35,7 +35,7 @@ from pathlib import Path
 from reproduce.profiles import resolve
 from reproduce import validate as V
 out, pmax, jobs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-prof = resolve("xeon207x16")
+import os; prof = resolve(os.environ.get("PROFILE", "xeon207x16"))
 Ps = sorted({int(p) for p in sys.argv[4].split(",") if int(p) <= pmax})
 load0, busy, t0 = V._load(), V.busy_cores(), time.perf_counter()
 rows = V.validate(workers=pmax, Ps=Ps, profile=prof, repeats=3, busy=busy, jobs=jobs,
