@@ -8,8 +8,9 @@ model (seed 1) on the same batches, for Q = 6 (optimal buckets) and random batch
 round trains it once with each implementation, interleaved, so machine load hits both
 alike; each keeps its best round. The epoch's time is split into the LSTM forward pass, the
 CTC loss and gradient, and the backward pass (BPTT), by timers around those three calls.
-Before timing, the two implementations' trained parameters are compared bit for bit: a
-difference stops the script.
+Before timing, the two implementations' trained parameters are compared: a difference above
+1e-10 of the largest stops the script (they are not bit-identical: the numba path's CTC
+rescales α and β where the reference works in logs).
 
 Then, for reference, how often numpy's ``exp``, ``log`` and ``tanh`` differ in the last bit
 from the C library's (``math``), which is what numba's compiled code would call.
@@ -229,11 +230,12 @@ def main(argv=None) -> int:
                     s, ph, params[impl], n = epoch(config, impl, acc)
                     if impl not in best or s < best[impl][0]:
                         best[impl] = (s, ph)
-                if not np.array_equal(params["numpy"].view(np.uint64), params["fused"].view(np.uint64)):
-                    print(f"{config}: the two implementations' parameters differ: stop")
+                rel = np.max(np.abs(params["fused"] - params["numpy"])) / np.max(np.abs(params["numpy"]))
+                if not rel <= 1e-10:
+                    print(f"{config}: the two implementations' parameters differ by {rel:.3g}: stop")
                     return 2
             print(f"\n{config}: one epoch, {n} updates, best of {args.rounds} interleaved rounds "
-                  "(trained parameters bit-identical)")
+                  f"(trained parameters within {rel:.2g} of the largest: the CTC rescales)")
             print(f"  {'':8s} {'epoch s':>8s}  " + "  ".join(f"{k:>15s}" for k in PHASES))
             for impl, (s, ph) in best.items():
                 cells = "  ".join(f"{ph[k]:7.3f} ({100 * ph[k] / s:3.0f} %)" for k in PHASES)

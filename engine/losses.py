@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 
 from engine import seqkernels
+from engine.seqkernels import log_softmax  # noqa: F401 (the CTC's; re-exported)
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,8 @@ LOSSES["kalman_kwasny"] = Loss("kalman_kwasny", _kk_value, _kk_grad)
 
 # ---- CTC ----------------------------------------------------------------------------
 # Connectionist Temporal Classification, Graves, Fernández, Gomez & Schmidhuber (ICML 2006),
-# computed in log space (their §4.1 rescales instead; log space needs no rescaling) over a
-# padded, time-major batch. Class 0 is the blank.
+# over a padded, time-major batch; class 0 is the blank. engine/seqkernels.py computes it:
+# the numpy reference in log space, the numba path with α and β rescaled (their §4.1).
 
 
 @dataclass(frozen=True)
@@ -110,13 +111,6 @@ class CTCTarget:
     labels: np.ndarray
     label_lengths: np.ndarray
     input_lengths: np.ndarray
-
-
-def log_softmax(u: np.ndarray) -> np.ndarray:
-    """log y_k = u_k − log Σ_j exp u_j over the last axis."""
-    m = u.max(axis=-1, keepdims=True)
-    s = u - m
-    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
 
 
 def _lse3(a, b, c):
@@ -154,43 +148,9 @@ def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = Tru
     ext[sidx[None, :] >= Sb[:, None]] = 0
     skip = np.zeros((B, S), dtype=bool)  # (B, S): s−2 → s allowed
     skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2])
-    lp = log_softmax(u)  # (T, B, K)
-    bidx = np.arange(B)[:, None]
-    lpe = lp[:, bidx, ext]  # (T, B, S) log y_t(l'_s)
-    ninf = -np.inf
-    alpha = np.empty((T, B, S))  # (T, B, S): ctc_alpha writes every row after the first
-    alpha[0] = ninf
-    alpha[0, :, 0] = lpe[0, :, 0]
-    alpha[0, :, 1] = np.where(Sb > 1, lpe[0, :, 1], ninf)
-    alpha[0][sidx[None, :] >= Sb[:, None]] = ninf
-    seqkernels.ctc_alpha(alpha, lpe, skip)  # α_1..α_{T−1} (eqs. 6–7, log domain)
-    last = alpha[Tb - 1, np.arange(B)]  # (B, S)
-    end1 = last[np.arange(B), Sb - 1]
-    end2 = np.where(Sb > 1, last[np.arange(B), np.maximum(Sb - 2, 0)], ninf)
-    m = np.maximum(end1, end2)
-    mf = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        logp = mf + np.log(np.exp(end1 - mf) + np.exp(end2 - mf))  # (B,)
-    loss = -logp
-    if not need_grad:
-        return loss, None
-    beta = np.empty((T, B, S))  # (T, B, S), β_t(s) includes y_t(l'_s); ctc_beta writes
-    beta[T - 1] = ninf  # every row before the last, and the last where a sequence ends there
-    init = np.full((B, S), ninf)
-    init[np.arange(B), Sb - 1] = lpe[Tb - 1, np.arange(B), Sb - 1]
-    has2 = Sb > 1
-    init[np.arange(B)[has2], (Sb - 2)[has2]] = lpe[Tb - 1, np.arange(B), np.maximum(Sb - 2, 0)][has2]
-    seqkernels.ctc_beta(beta, lpe, skip, Tb, init)  # β_{T−1}..β_0 (eqs. 10–11, log domain)
-    ok = np.isfinite(logp)  # (B,)
-    gamma = seqkernels.ctc_gamma(alpha, beta, lpe, np.where(ok, logp, 0.0))  # (T, B, S), in α's buffer
-    onehot = np.zeros((B, S, K))  # (B, S, K)
-    onehot[np.arange(B)[:, None], sidx[None, :], ext] = 1.0
-    occ = np.matmul(gamma.transpose(1, 0, 2), onehot).transpose(1, 0, 2)  # (T, B, K): Σ_{l'_s=k} γ_t(s)
-    grad = np.exp(lp, out=lp)  # (T, B, K), in lp's buffer
-    grad -= occ
-    valid = (np.arange(T)[:, None] < Tb[None, :]) & ok[None, :]  # (T, B)
-    grad *= valid[:, :, None]
-    return loss, grad
+    grad = np.empty((T, B, K)) if need_grad else None  # (T, B, K)
+    logp = seqkernels.ctc(u, ext, skip, Tb, Sb, grad)  # (B,) ln p(z|x), eqs. 6–16
+    return -logp, grad
 
 
 def _ctc_value(u, t):

@@ -11,14 +11,19 @@ the same order on every element as the reference beside it (:mod:`engine.kernels
   (σ, c_t), ``tanh`` c_t: 4 calls instead of about a dozen. The C library's ``tanh`` is no
   substitute: it differs from numpy's in the last bit on 27 % of arguments.
 - LSTM backward: the whole loop in one call, dz_t W_hᵀ included (instead of about 18 a step).
-- CTC α and β (eqs. 6–7 and 10–11 of Graves et al. 2006, in the log domain): each one call;
-  the state occupancies γ (eqs. 14–16) from them: one pass instead of six numpy ones.
+- CTC: ln p(z|x) and its gradient (Graves et al. 2006, eqs. 5–16) in one call. Here, and
+  only here, the numba path computes the same function another way: α and β rescaled at
+  every step (the paper's §4.1, eqs. 9 and 13) instead of in the log domain, so a cell costs
+  a few multiply-adds instead of two ``exp`` and a ``log``, with the softmax and the
+  gradient in the same pass. Its results differ from the reference's in the last bits
+  (tests/test_seqkernels.py bounds them: ln p within 1e-12 relative, the gradient within
+  1e-12 absolute, 100 training steps within 1e-8).
 
-On a CPU without AVX-512 with OpenBLAS's AVX2 kernels (the 2-core VM of 2026-11-27) that
-gives the reference's bits (the comment above ``_fused_matmul`` says why). Elsewhere,
-numpy's AVX-512 ``exp``/``log`` or another BLAS order may round differently:
-tests/test_seqkernels.py pins the bits where a probe finds them kept and, on every CPU,
-bounds the difference (a matmul within 1e-12 of Σ|a||b|, 100 training steps within 1e-8).
+On a CPU without AVX-512 with OpenBLAS's AVX2 kernels (the 2-core VM of 2026-11-27) the LSTM
+loops give the reference's bits (the comment above ``_fused_matmul`` says why). Elsewhere,
+numpy's AVX-512 ``exp`` or another BLAS order may round differently: tests/test_seqkernels.py
+pins the bits where a probe finds them kept and, on every CPU, bounds the difference (a
+matmul within 1e-12 of Σ|a||b|, 100 training steps within 1e-8).
 """
 from __future__ import annotations
 
@@ -171,6 +176,74 @@ def _np_ctc_gamma(lg, beta, lpe, lp):
     np.exp(lg, out=lg)
     np.copyto(lg, 0.0, where=notfin)
     return lg
+
+
+def log_softmax(u: np.ndarray) -> np.ndarray:
+    """log y_k = u_k − log Σ_j exp u_j over the last axis."""
+    m = u.max(axis=-1, keepdims=True)
+    s = u - m
+    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+
+
+def _np_ctc(u, ext, skip, Tb, Sb, grad=None):
+    """CTC ln p(z|x) per sequence (B,) from the unnormalised outputs u (T, B, K), the
+    extended labels ext (B, S) (blank = 0, ext[b, s] for s < Sb[b]), skip (B, S) (s−2 → s
+    allowed), the input lengths Tb (B,) and the states used Sb (B,) = 2|z| + 1; −inf where no
+    path fits (a sequence too short for its labels). With ``grad`` (T, B, K), also
+    ∂(−ln p)/∂u into it: y_{t,k} − Σ_{s: l'_s = k} γ_t(s) (Graves et al. 2006, eq. 16), 0 at
+    padded steps and where p = 0. The log-softmax, then :func:`_np_ctc_lattice`."""
+    T, B, K = u.shape
+    lp = log_softmax(u)  # (T, B, K)
+    lpe = lp[:, np.arange(B)[:, None], ext]  # (T, B, S) ln y_t(l'_s)
+    gamma = None if grad is None else np.empty(lpe.shape)
+    logp = _np_ctc_lattice(lpe, skip, Tb, Sb, gamma)
+    if grad is None:
+        return logp
+    S = ext.shape[1]
+    onehot = np.zeros((B, S, K))  # (B, S, K)
+    onehot[np.arange(B)[:, None], np.arange(S)[None, :], ext] = 1.0
+    occ = np.matmul(gamma.transpose(1, 0, 2), onehot).transpose(1, 0, 2)  # (T, B, K): Σ_{l'_s=k} γ_t(s)
+    np.exp(lp, out=grad)
+    grad -= occ
+    valid = (np.arange(T)[:, None] < Tb[None, :]) & np.isfinite(logp)[None, :]  # (T, B)
+    grad *= valid[:, :, None]
+    return logp
+
+
+def _np_ctc_lattice(lpe, skip, Tb, Sb, gamma=None):
+    """ln p(z|x) per sequence (B,), −inf where no path fits, from lpe (T, B, S) = ln y_t(l'_s)
+    and the rest as :func:`_np_ctc`; with ``gamma`` (T, B, S), also the occupancies γ_t(s)
+    into it, 0 at padded steps, unused states and where p = 0. In the log domain: α (eqs.
+    6–7) in ``gamma``'s buffer, β (eqs. 10–11), then γ (eqs. 14–16)."""
+    T, B, S = lpe.shape
+    b = np.arange(B)
+    alpha = np.empty((T, B, S)) if gamma is None else gamma  # _np_ctc_alpha writes rows 1..T−1
+    alpha[0] = NINF
+    alpha[0, :, 0] = lpe[0, :, 0]
+    alpha[0, :, 1:2] = np.where(Sb > 1, lpe[0, :, 1], NINF)[:, None] if S > 1 else alpha[0, :, 1:2]
+    alpha[0][np.arange(S)[None, :] >= Sb[:, None]] = NINF
+    _np_ctc_alpha(alpha, lpe, skip)
+    last = alpha[Tb - 1, b]  # (B, S)
+    end1 = last[b, Sb - 1]
+    end2 = np.where(Sb > 1, last[b, np.maximum(Sb - 2, 0)], NINF)
+    m = np.maximum(end1, end2)
+    mf = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        logp = mf + np.log(np.exp(end1 - mf) + np.exp(end2 - mf))  # (B,)
+    if gamma is None:
+        return logp
+    beta = np.empty((T, B, S))  # β_t(s) includes y_t(l'_s); _np_ctc_beta writes every row
+    beta[T - 1] = NINF  # before the last, and the last where a sequence ends there
+    init = np.full((B, S), NINF)
+    init[b, Sb - 1] = lpe[Tb - 1, b, Sb - 1]
+    has2 = Sb > 1
+    init[b[has2], (Sb - 2)[has2]] = lpe[Tb - 1, b, np.maximum(Sb - 2, 0)][has2]
+    _np_ctc_beta(beta, lpe, skip, Tb, init)
+    ok = np.isfinite(logp)
+    _np_ctc_gamma(alpha, beta, lpe, np.where(ok, logp, 0.0))
+    gamma[:, ~ok] = 0.0
+    gamma[np.arange(T)[:, None] >= Tb[None, :]] = 0.0
+    return logp
 
 
 # ---- the numpy reference's loops over time ----------------------------------------------------
@@ -349,54 +422,101 @@ if njit is not None:
             _matmul(dZ[t], WhT, dh)
 
     @njit(cache=True)
-    def _npmax(x, y):  # np.maximum: a NaN in either wins
-        return x if (x >= y or x != x) else y
-
-    @njit(cache=True)
-    def _exp(d):  # e^d; e^0 = 1 and e^−inf = 0 exactly in every libm, so those need no call
-        return 1.0 if d == 0.0 else (0.0 if d == -np.inf else math.exp(d))
-
-    @njit(cache=True)
-    def _lse3(x0, x1, x2):  # engine.losses._lse3's operations: mf + log((e^a + e^b) + e^c)
-        m = _npmax(_npmax(x0, x1), x2)
-        mf = m if math.isfinite(m) else 0.0
-        return mf + math.log((_exp(x0 - mf) + _exp(x1 - mf)) + _exp(x2 - mf))
-
-    @njit(cache=True)
-    def _nb_ctc_alpha(alpha, lpe, skip):
-        T, B, S = alpha.shape
-        for t in range(1, T):
-            for b in range(B):
-                for s in range(S):
-                    x1 = alpha[t - 1, b, s - 1] if s >= 1 else -np.inf
-                    x2 = alpha[t - 1, b, s - 2] if s >= 2 and skip[b, s] else -np.inf
-                    alpha[t, b, s] = _lse3(alpha[t - 1, b, s], x1, x2) + lpe[t, b, s]
-
-    @njit(cache=True)
-    def _nb_ctc_beta(beta, lpe, skip, Tb, init):
-        T, B, S = beta.shape
-        for t in range(T - 1, -1, -1):
-            for b in range(B):
-                for s in range(S):
-                    if Tb[b] - 1 == t:
-                        beta[t, b, s] = init[b, s]
-                    elif Tb[b] - 1 < t:
-                        beta[t, b, s] = -np.inf
+    def _ctc_rescaled(u, ext, skip, Tb, Sb, grad, need_grad, fallback):
+        # _np_ctc's function with α and β rescaled to sum 1 at every step (Graves et al. 2006,
+        # §4.1, eqs. 9 and 13): ln p = Σ_t ln C_t + ln(α̂_{T−1}(S−1) + α̂_{T−1}(S−2)), C_t the
+        # sum of α at t before rescaling; γ_t(s) = α̂_t(s)·β̂_t(s)/y_t(l'_s) normalised over s
+        # (Σ_s α_t(s)β_t(s)/y_t(l'_s) = p at every t, eq. 14). A sequence whose outputs are
+        # not finite, or whose label probabilities fall below e^−700 (where y would leave the
+        # normal floats), is left to the log domain: fallback[b] = True, nothing written.
+        T, B, K = u.shape
+        S = ext.shape[1]
+        logp = np.full(B, np.nan)
+        pr, y = np.empty((T, K)), np.empty((T, S))
+        ah, bh = np.empty((T, S)), np.empty((T, S))
+        for b in range(B):
+            Tn, Sn = Tb[b], Sb[b]
+            low = False
+            for t in range(Tn):
+                m = u[t, b, 0]
+                for k in range(1, K):
+                    m = max(m, u[t, b, k])
+                e = 0.0
+                for k in range(K):
+                    e += math.exp(u[t, b, k] - m)
+                lse = m + math.log(e)
+                if not math.isfinite(lse):
+                    low = True
+                    break
+                for k in range(K):
+                    pr[t, k] = math.exp(u[t, b, k] - lse)
+                for s in range(Sn):
+                    if u[t, b, ext[b, s]] - lse < -700.0:
+                        low = True
+                    y[t, s] = pr[t, ext[b, s]]
+            if low:
+                fallback[b] = True
+                continue
+            lp, ok = 0.0, True
+            for t in range(Tn):
+                c = 0.0
+                for s in range(Sn):
+                    if t == 0:
+                        v = y[0, s] if s < 2 else 0.0
                     else:
-                        x1 = beta[t + 1, b, s + 1] if s + 1 < S else -np.inf
-                        x2 = beta[t + 1, b, s + 2] if s + 2 < S and skip[b, s + 2] else -np.inf
-                        beta[t, b, s] = _lse3(beta[t + 1, b, s], x1, x2) + lpe[t, b, s]
-
-
-    @njit(cache=True)
-    def _nb_ctc_gamma(lg, beta, lpe, lp):  # _np_ctc_gamma's operations, one pass
-        T, B, S = lg.shape
-        for t in range(T):
-            for b in range(B):
-                for s in range(S):
-                    v = ((lg[t, b, s] + beta[t, b, s]) - lpe[t, b, s]) - lp[b]
-                    lg[t, b, s] = math.exp(v) if math.isfinite(v) else 0.0
-        return lg
+                        v = ah[t - 1, s]
+                        if s >= 1:
+                            v += ah[t - 1, s - 1]
+                        if s >= 2 and skip[b, s]:
+                            v += ah[t - 1, s - 2]
+                        v *= y[t, s]
+                    ah[t, s] = v
+                    c += v
+                if not c > 0.0:
+                    ok = False
+                    break
+                inv = 1.0 / c
+                for s in range(Sn):
+                    ah[t, s] *= inv
+                lp += math.log(c)
+            end = 0.0
+            if ok:
+                end = ah[Tn - 1, Sn - 1] + (ah[Tn - 1, Sn - 2] if Sn > 1 else 0.0)
+            logp[b] = lp + math.log(end) if end > 0.0 else -np.inf
+            if not need_grad:
+                continue
+            for t in range(T):
+                for k in range(K):
+                    grad[t, b, k] = pr[t, k] if (t < Tn and end > 0.0) else 0.0
+            if not end > 0.0:
+                continue
+            for t in range(Tn - 1, -1, -1):
+                d = 0.0
+                for s in range(Sn):
+                    if t == Tn - 1:
+                        v = y[t, s] if s >= Sn - 2 else 0.0
+                    else:
+                        v = bh[t + 1, s]
+                        if s + 1 < Sn:
+                            v += bh[t + 1, s + 1]
+                        if s + 2 < Sn and skip[b, s + 2]:
+                            v += bh[t + 1, s + 2]
+                        v *= y[t, s]
+                    bh[t, s] = v
+                    d += v
+                inv = 1.0 / d
+                for s in range(Sn):
+                    bh[t, s] *= inv
+            for t in range(Tn):  # γ into ah, then the gradient y − Σ_{l'_s = k} γ_t(s)
+                z = 0.0
+                for s in range(Sn):
+                    g = ah[t, s] * bh[t, s] / y[t, s] if y[t, s] > 0.0 else 0.0
+                    ah[t, s] = g
+                    z += g
+                inv = 1.0 / z
+                for s in range(Sn):
+                    grad[t, b, ext[b, s]] -= ah[t, s] * inv
+        return logp
 
     if PORTED:
         from engine.tanhkernel import tanh1
@@ -459,15 +579,32 @@ def _nb_lstm_backward(Z, dH, TC, C, Wh, dZ):
         np.matmul(dZ[t], WhT, out=dh)
 
 
+def _nb_ctc(u, ext, skip, Tb, Sb, grad=None):
+    """_np_ctc with α and β rescaled instead of in the log domain, softmax, lattice and
+    gradient in one compiled pass (``_ctc_rescaled``): the same function, its last bits
+    different. Sequences it leaves to the log domain (outputs not finite, a label probability
+    below e^−700) go through :func:`_np_ctc`, so those keep the reference's meaning."""
+    need = grad is not None
+    Tb, Sb = np.asarray(Tb, dtype=np.int64), np.asarray(Sb, dtype=np.int64)
+    fallback = np.zeros(len(Tb), dtype=np.bool_)
+    logp = _ctc_rescaled(u, ext, skip, Tb, Sb, grad if need else np.empty((0, 0, 0)), need, fallback)
+    if fallback.any():
+        g = np.empty((u.shape[0], int(fallback.sum()), u.shape[2])) if need else None
+        logp[fallback] = _np_ctc(u[:, fallback], ext[fallback], skip[fallback], Tb[fallback],
+                                 Sb[fallback], g)
+        if need:
+            grad[:, fallback] = g
+    return logp
+
+
 MATMUL_SOUND = njit is not None and _matmul_sound()
 
 # ---- the interface the engine calls -----------------------------------------------------------
 # lstm_forward(Z, Wh, C, Hs, TC); lstm_backward(Z, dH, TC, C, Wh, dZ)   LSTM's loops over time
-# ctc_alpha(alpha, lpe, skip); ctc_beta(beta, lpe, skip, Tb, init)      the CTC recursions
-# ctc_gamma(alpha, beta, lpe, lp) -> γ in α's buffer                      the state occupancies
-SEQ_FUNCTIONS = ("lstm_forward", "lstm_backward", "ctc_alpha", "ctc_beta", "ctc_gamma")
+# ctc(u, ext, skip, Tb, Sb, grad=None) -> ln p (B,); ∂(−ln p)/∂u into grad  the CTC
+SEQ_FUNCTIONS = ("lstm_forward", "lstm_backward", "ctc")
 _PREFIX = "_np_" if njit is None else "_nb_"
-lstm_forward, lstm_backward, ctc_alpha, ctc_beta, ctc_gamma = (globals()[_PREFIX + n] for n in SEQ_FUNCTIONS)
+lstm_forward, lstm_backward, ctc = (globals()[_PREFIX + n] for n in SEQ_FUNCTIONS)
 
 
 def warm_up() -> None:
@@ -481,10 +618,10 @@ def warm_up() -> None:
         Hs = np.zeros((T + 1, B, H))
         _nb_lstm_forward(Z, np.zeros((H, 4 * H)), C, Hs, TC)
         _nb_lstm_backward(Z, C.copy(), TC, C, np.zeros((H, 4 * H)), Z.copy())
-    lpe, skip = np.zeros((T, 1, S)), np.zeros((1, S), dtype=bool)
-    _nb_ctc_alpha(np.zeros((T, 1, S)), lpe, skip)
-    _nb_ctc_beta(np.zeros((T, 1, S)), lpe, skip, np.full(1, 2, dtype=np.int64), np.zeros((1, S)))
-    _nb_ctc_gamma(np.zeros((T, 1, S)), np.zeros((T, 1, S)), lpe, np.zeros(1))
+    u, ext, skip, one = (np.zeros((T, 1, 4)), np.zeros((1, S), dtype=np.int64),
+                         np.zeros((1, S), dtype=bool), np.ones(1, dtype=np.int64))
+    _nb_ctc(u, ext, skip, 2 * one, 3 * one)
+    _nb_ctc(u, ext, skip, 2 * one, 3 * one, np.zeros((T, 1, 4)))
 
 
 warm_up()

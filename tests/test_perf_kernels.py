@@ -7,8 +7,9 @@ scratch in the BPTT loop), so equality is exact. The MLP's cache-blocked passes
 were reverted (0.82× on the 16-core host, results/machines/xeon207x16/issue14/);
 its test now pins the MLP and SGD step to the same formulas.
 Negative control: a formula that reorders the operations does differ in the bits.
-The LSTM and CTC comparisons are bit for bit where the compiled loops keep numpy's bits
-(tests/test_seqkernels.py ``SAME``), else bounded (:func:`close_or_same`).
+The LSTM comparisons are bit for bit where the compiled loops keep numpy's bits
+(tests/test_seqkernels.py ``SAME``), else bounded (:func:`close_or_same`); the CTC's are bit
+for bit on numpy's path and bounded on numba's, whose CTC rescales where main used logs.
 """
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ from test_seqkernels import SAME  # tests/ is on sys.path under pytest
 EXACT = SAME or IMPLEMENTATION != "numba"
 
 
-def close_or_same(got, ref) -> bool:
-    """Bit for bit on numpy's path and where the compiled CTC and LSTM loops keep numpy's
-    bits on this CPU (tests/test_seqkernels.py SAME); elsewhere (numpy's AVX-512 exp,
-    another BLAS order) the same infinities and every entry within 1e-12 of the largest
-    magnitude."""
-    if EXACT:
+def close_or_same(got, ref, exact: bool = EXACT) -> bool:
+    """Bit for bit where ``exact``: on numpy's path, and where the compiled LSTM loops keep
+    numpy's bits on this CPU (tests/test_seqkernels.py SAME); elsewhere (numpy's AVX-512
+    exp, another BLAS order, the rescaled CTC of the numba path) the same infinities and
+    every entry within 1e-12 of the largest magnitude."""
+    if exact:
         return np.array_equal(got, ref)
     fin = np.isfinite(ref)
     return (np.array_equal(np.isfinite(got), fin) and np.array_equal(got[~fin], ref[~fin])
@@ -219,12 +220,14 @@ def old_ctc(u, target):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ctc_buffered_recursions_are_bitwise_main(seed):
+def test_ctc_is_main_bitwise_on_numpys_path_and_within_1e_12_on_numbas(seed):
     u, tgt = _ctc_problem(seed)
     loss, grad = ctc_loss_and_grad(u, tgt)
     loss0, grad0 = old_ctc(u, tgt)
-    assert close_or_same(loss, loss0)  # +inf where a sequence is too short, equal too
-    assert close_or_same(grad, grad0)
+    # the numba path rescales α and β where main worked in logs: its last bits differ
+    exact = IMPLEMENTATION != "numba"
+    assert close_or_same(loss, loss0, exact)  # +inf where a sequence is too short, equal too
+    assert close_or_same(grad, grad0, exact)
 
 
 @pytest.mark.parametrize("T,B", [(17, 1), (25, 6)])
