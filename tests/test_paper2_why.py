@@ -98,3 +98,34 @@ def test_worse_per_pass_is_said_only_when_its_whole_interval_is_above_one():
     assert "worse than one worker's over the whole interval" in W.fig5_sentence(x)
     x["loss_ratio_equal_passes"] = (1.1, 0.9, 1.3)  # holds 1
     assert "worse" not in W.fig5_sentence(x)
+
+
+def test_lattice_cells_by_hand():
+    from engine.schedule import Batch
+    from reproduce.paper2.tasks import lattice_cells
+
+    labels = np.array([1, 3, 2, 0])  # label lengths of sequences 0..3
+    batches = [Batch(np.array([0, 1]), 5), Batch(np.array([2, 3]), 2)]
+    # 2·5·(2·3 + 1) + 2·2·(2·2 + 1) = 70 + 20
+    assert lattice_cells(batches, labels) == 90
+    # control: a longer label in the second batch widens every lattice of that batch
+    assert lattice_cells(batches, np.array([1, 3, 4, 0])) == 70 + 2 * 2 * 9
+
+
+def _above(lattice):
+    c = {"k": 256, "config": "optimal:3", "reps": 1, "fwd_bwd": True, "cells_ratio": (2.0,) * 3,
+         "time_per_cell_ratio": (1.5,) * 3, "speedup": (3.0,) * 3}
+    if lattice is not None:
+        c[W.LATTICE] = (lattice,) * 3
+    return {"cells": [c], "label_r": 0.85}
+
+
+def test_a_speedup_above_its_cell_bound_is_set_against_the_lattice_bound():
+    between = " ".join(W.cells_sentences(_above(3.5)))
+    assert "between its cell bound and its CTC lattice bound" in between and "r = 0.85" in between
+    assert "3.50× fewer CTC lattice cells" in between
+    # controls: above the lattice bound too, it stays unexplained; without lattice cells, untraced
+    assert "exceeds even the CTC lattice bound" in " ".join(W.cells_sentences(_above(2.5)))
+    assert "recorded no lattice cells" in " ".join(W.cells_sentences(_above(None)))
+    rows = R.frame(W.rows({**_above(3.5), "fig3": [], "fig5": [], "ends": []}))
+    assert set(rows.quantity) == set(W.CELLS) | {W.LATTICE}

@@ -10,7 +10,7 @@ from reproduce import report as R
 from reproduce.paper2 import claims as P2C
 from reproduce.paper2 import why as P2W
 from reproduce.paper2.setup import BASELINE_EPOCH_S, BEST_Q, GPUS, LOSS_REDUCTION_6, NAME, SPEEDUP_Q3
-from reproduce.paper2.tasks import curve, dataset_of, layout_table, loss_at
+from reproduce.paper2.tasks import curve, dataset_of, lattice_cells, layout_table, loss_at
 from reproduce.paper2.timing_k import NAME as TIMING_K
 from reproduce.store import atomic_write
 
@@ -39,8 +39,7 @@ def ctc_bounds(data, setup, *, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
 
     def lattice(m, q):
-        return np.mean([sum(b.idx.size * b.pad_len * (2 * L[b.idx].max() + 1) for b in
-                            epoch_batches(l, setup.batch_size, rng, method=m, n_buckets=q))
+        return np.mean([lattice_cells(epoch_batches(l, setup.batch_size, rng, method=m, n_buckets=q), L)
                         for _ in range(5)])
 
     base = lattice("random", 1)

@@ -103,14 +103,23 @@ def make_tasks(run) -> list[Task]:
     return T
 
 
+def lattice_cells(batches, label_lengths) -> int:
+    """Σ_batches |batch| · padded length · (2 · longest label in the batch + 1): the cells of
+    the CTC lattices a layout's batches make, over which α and β run (Graves et al. 2006,
+    eqs. 6–11; engine/losses.py pads every label to the batch's longest)."""
+    L = np.asarray(label_lengths)
+    return int(sum(b.idx.size * b.pad_len * (2 * int(L[b.idx].max()) + 1) for b in batches))
+
+
 def epoch_times(setup: Setup, seed: int) -> dict:
     """Fig. 4: one training epoch per configuration from the same initial model,
     configurations interleaved ``timing_reps`` times so machine load hits all alike.
     Returns per configuration the seconds and padded cells of every repetition."""
     d, data = _seq(setup)
     tr = np.asarray(d.train)
-    out = {f"{m}:{q}": {"method": m, "Q": q, "time_s": [], "cells": [], "waste": []}
+    out = {f"{m}:{q}": {"method": m, "Q": q, "time_s": [], "cells": [], "waste": [], "lattice": []}
            for m, q in setup.timing}
+    lab = data.label_lengths
     for rep in range(setup.timing_reps):
         for m, q in setup.timing:
             cfg = cfg_for(setup, Q=q, epochs=1, method=m)
@@ -126,6 +135,7 @@ def epoch_times(setup: Setup, seed: int) -> dict:
             r["time_s"].append(dt)
             r["cells"].append(int(cells))
             r["waste"].append(1 - real / cells)
+            r["lattice"].append(lattice_cells(batches, lab))
     out["_load"] = list(os.getloadavg())
     return out
 
@@ -223,6 +233,7 @@ class EpochTiming(Result):  # epoch_times, one configuration
     time_s: list[Seconds]  # one per repetition
     cells: list[Count]
     waste: list[Fraction]
+    lattice: list[Count] = []  # CTC lattice cells (lattice_cells); absent from older caches
 
 
 class EpochTimingK(EpochTiming):  # timing_k.epoch_times_k, one configuration

@@ -58,7 +58,8 @@ def run_task(task: Task, comm, run) -> dict | None:
 
 def epoch_times_k(setup, *, seed: int, k: int, configs, reps: int) -> dict:
     """Per configuration, every repetition's seconds for one epoch of forward + backward
-    passes at mini-batch size ``k`` and its padded cells Σ k_b·T_pad (the cost of eq. 1–2).
+    passes at mini-batch size ``k``, its padded cells Σ k_b·T_pad (the cost of eq. 1–2) and
+    its CTC lattice cells (tasks.lattice_cells).
     Every configuration starts from the same initial model (seed) and sees the same
     permutation of the training set in a repetition; the weights are never updated."""
     d, data = tasks._seq(setup)
@@ -66,7 +67,8 @@ def epoch_times_k(setup, *, seed: int, k: int, configs, reps: int) -> dict:
     real = int(data.lengths[tr].sum())
     sk = replace(setup, batch_size=k)
     out = {f"{m}:{q}": {"method": m, "Q": q, "k": k, "time_s": [], "cells": [], "waste": [],
-                        "batches": 0} for m, q in configs}
+                        "lattice": [], "batches": 0} for m, q in configs}
+    lab = data.label_lengths
     for rep in range(reps):
         perm = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(10, k, rep))).permutation(tr)
         for m, q in configs:
@@ -86,6 +88,7 @@ def epoch_times_k(setup, *, seed: int, k: int, configs, reps: int) -> dict:
             r["time_s"].append(dt)
             r["cells"].append(cells)
             r["waste"].append(1 - real / cells)
+            r["lattice"].append(tasks.lattice_cells(batches, lab))
             r["batches"] = len(batches)
     out["_load"] = list(os.getloadavg())
     return out
