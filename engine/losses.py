@@ -113,14 +113,6 @@ class CTCTarget:
     input_lengths: np.ndarray
 
 
-def _lse3(a, b, c):
-    """log(e^a + e^b + e^c) elementwise, −inf safe."""
-    m = np.maximum(np.maximum(a, b), c)
-    mf = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return mf + np.log(np.exp(a - mf) + np.exp(b - mf) + np.exp(c - mf))
-
-
 def ctc_loss_and_grad(u: np.ndarray, target: CTCTarget, *, need_grad: bool = True):
     """CTC negative log-likelihood −ln p(z|x) per sequence (B,) and its gradient with
     respect to the unnormalised outputs u (T, B, K) (Graves et al. 2006, eqs. 5–16).

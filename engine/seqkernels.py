@@ -93,9 +93,9 @@ def _np_lstm_backward_step(z, dh_out, tc, c_prev, dh, dc, dz, ws):
 
 
 class _LSE3:
-    """log(e^a + e^b + e^c) elementwise, −inf safe (engine.losses._lse3) into preallocated
-    (B, S) buffers: the same operations in the same order per element, without ten
-    temporaries a step. The caller suppresses the log(0) warning."""
+    """log(e^a + e^b + e^c) elementwise, −inf safe (main's formula: tests/test_perf_kernels.py)
+    into preallocated (B, S) buffers: the same operations in the same order per element,
+    without ten temporaries a step. The caller suppresses the log(0) warning."""
 
     def __init__(self, shape):
         self.m, self.e, self.x = np.empty(shape), np.empty(shape), np.empty(shape)
