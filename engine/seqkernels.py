@@ -220,7 +220,8 @@ def _np_ctc_lattice(lpe, skip, Tb, Sb, gamma=None):
     alpha = np.empty((T, B, S)) if gamma is None else gamma  # _np_ctc_alpha writes rows 1..T−1
     alpha[0] = NINF
     alpha[0, :, 0] = lpe[0, :, 0]
-    alpha[0, :, 1:2] = np.where(Sb > 1, lpe[0, :, 1], NINF)[:, None] if S > 1 else alpha[0, :, 1:2]
+    if S > 1:
+        alpha[0, :, 1] = np.where(Sb > 1, lpe[0, :, 1], NINF)
     alpha[0][np.arange(S)[None, :] >= Sb[:, None]] = NINF
     _np_ctc_alpha(alpha, lpe, skip)
     last = alpha[Tb - 1, b]  # (B, S)
@@ -427,8 +428,10 @@ if njit is not None:
         # §4.1, eqs. 9 and 13): ln p = Σ_t ln C_t + ln(α̂_{T−1}(S−1) + α̂_{T−1}(S−2)), C_t the
         # sum of α at t before rescaling; γ_t(s) = α̂_t(s)·β̂_t(s)/y_t(l'_s) normalised over s
         # (Σ_s α_t(s)β_t(s)/y_t(l'_s) = p at every t, eq. 14). A sequence whose outputs are
-        # not finite, or whose label probabilities fall below e^−700 (where y would leave the
-        # normal floats), is left to the log domain: fallback[b] = True, nothing written.
+        # not finite, whose label probabilities fall below e^−700 (where y would leave the
+        # normal floats), or whose end states hold less than 1e-290 of α at its last step (no
+        # path: too short for its labels; or a share that underflows) is left to the log
+        # domain: fallback[b] = True, nothing written.
         T, B, K = u.shape
         S = ext.shape[1]
         logp = np.full(B, np.nan)
@@ -482,14 +485,15 @@ if njit is not None:
             end = 0.0
             if ok:
                 end = ah[Tn - 1, Sn - 1] + (ah[Tn - 1, Sn - 2] if Sn > 1 else 0.0)
-            logp[b] = lp + math.log(end) if end > 0.0 else -np.inf
+            if not end > 1e-290:  # no path, or one whose share of α underflowed: the log domain
+                fallback[b] = True
+                continue
+            logp[b] = lp + math.log(end)
             if not need_grad:
                 continue
             for t in range(T):
                 for k in range(K):
-                    grad[t, b, k] = pr[t, k] if (t < Tn and end > 0.0) else 0.0
-            if not end > 0.0:
-                continue
+                    grad[t, b, k] = pr[t, k] if t < Tn else 0.0
             for t in range(Tn - 1, -1, -1):
                 d = 0.0
                 for s in range(Sn):
@@ -583,7 +587,8 @@ def _nb_ctc(u, ext, skip, Tb, Sb, grad=None):
     """_np_ctc with α and β rescaled instead of in the log domain, softmax, lattice and
     gradient in one compiled pass (``_ctc_rescaled``): the same function, its last bits
     different. Sequences it leaves to the log domain (outputs not finite, a label probability
-    below e^−700) go through :func:`_np_ctc`, so those keep the reference's meaning."""
+    below e^−700, no path or an end share below 1e-290) go through :func:`_np_ctc`, so those
+    keep the reference's meaning and bits."""
     need = grad is not None
     Tb, Sb = np.asarray(Tb, dtype=np.int64), np.asarray(Sb, dtype=np.int64)
     fallback = np.zeros(len(Tb), dtype=np.bool_)

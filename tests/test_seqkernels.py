@@ -11,6 +11,8 @@ outputs off by 1e-9 or 1e-7, are caught. (The gradients themselves are checked b
 finite differences in tests/test_lstm_ctc.py.)"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from test_kernels import numpys_tanh, same_bits, values  # tests/ is on sys.path under pytest
@@ -276,6 +278,27 @@ def test_sequences_the_rescaling_cannot_hold_get_the_references_bits():
     for b in (1, 2):
         assert same_bits(got[0][b], ref[0][b]) and same_bits(got[1][:, b], ref[1][:, b])
     assert np.isnan(ref[0][1]) and ctc_close((ref[0][[0]], ref[1][:, 0]), (got[0][[0]], got[1][:, 0]))
+
+
+@needs_numba
+def test_a_path_whose_share_underflows_is_not_taken_for_no_path():
+    # 150 distinct-neighbour labels at probability ~1e-3 a step, the blank near 1: p lies below
+    # the floats, so rescaling would find the end states empty; the log domain has a finite
+    # ln p, and so has the numba path, bit for bit (the sequence is long enough for its labels)
+    T, L, n_cls = 400, 150, 6
+    labels = (np.arange(L) % (n_cls - 1) + 1)[None, :]  # 1, 2, 3, 4, 5, 1, ...: no repeats
+    u = np.zeros((T, 1, n_cls))
+    u[:, :, 0] = 7.0  # blank ≈ 1, every label ≈ 1e-3
+    S = 2 * L + 1
+    ext = np.zeros((1, S), dtype=np.int64)
+    ext[:, 1::2] = labels
+    skip = np.zeros((1, S), dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2])
+    Tb, Sb = np.array([T]), np.array([S])
+    ref = ctc_of(K._np_ctc, u, ext, skip, Tb, Sb)
+    got = ctc_of(K._nb_ctc, u, ext, skip, Tb, Sb)
+    assert np.isfinite(ref[0][0]) and ref[0][0] < math.log(1e-300)
+    assert same_bits(got[0], ref[0]) and same_bits(got[1], ref[1])
 
 
 @pytest.mark.parametrize("impl", ["reference", "fused"])
