@@ -174,6 +174,11 @@ def cases(quick: bool = False, only=None) -> list[Case]:
 
 
 # ---- running and judging -----------------------------------------------------------------------
+def spread(lo: float, hi: float) -> float:
+    """How far the measured repeats spread: max / min − 1 (inf when the fastest took 0 s)."""
+    return hi / lo - 1 if lo > 0 else float("inf")
+
+
 def verdict(ratio: float, spread: float, condition: str) -> str:
     """``ok`` | ``optimistic`` | ``pessimistic`` against :data:`TOLERANCE`, ``noisy`` added when
     the measured spread exceeds it; oversubscribed and shared rows say so."""
@@ -257,7 +262,6 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 emus.append(case.run("emulated", P, prof)[0])
             m, e = float(np.median(meas)), float(np.median(emus))
             ratio = e / m if m > 0 else float("nan")
-            spread = max(meas) / min(meas) - 1 if min(meas) > 0 else float("inf")
             if P == 1:
                 base = {"m": m, "e": e}
             ran.append((case, P))
@@ -265,7 +269,8 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 **row, "measured_s": m, "measured_min_s": min(meas), "measured_max_s": max(meas),
                 "measured_wall_s": float(np.median(walls)), "emulated_s": e,
                 "emulated_min_s": min(emus), "emulated_max_s": max(emus),
-                "emulated_over_measured": ratio, "verdict": verdict(ratio, spread, cond),
+                "emulated_over_measured": ratio,
+                "verdict": verdict(ratio, spread(min(meas), max(meas)), cond),
                 "measured_speedup": base["m"] / m if base and m > 0 else float("nan"),
                 "emulated_speedup": base["e"] / e if base and e > 0 else float("nan")})
             if progress:
@@ -280,10 +285,10 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 continue
             ej, m = float(np.median(got)), r["measured_s"]
             ratio = ej / m if m > 0 else float("nan")
-            spread = r["measured_max_s"] / r["measured_min_s"] - 1 if r["measured_min_s"] > 0 else float("inf")
             r.update({"jobs": jobs, "emulated_jobs_s": ej, "emulated_jobs_min_s": min(got),
                       "emulated_jobs_max_s": max(got), "emulated_jobs_over_measured": ratio,
-                      "verdict_jobs": verdict(ratio, spread, r["condition"])})
+                      "verdict_jobs": verdict(ratio, spread(r["measured_min_s"], r["measured_max_s"]),
+                                              r["condition"])})
     return rows
 
 

@@ -129,3 +129,11 @@ def test_a_speedup_above_its_cell_bound_is_set_against_the_lattice_bound():
     assert "recorded no lattice cells" in " ".join(W.cells_sentences(_above(None)))
     rows = R.frame(W.rows({**_above(3.5), "fig3": [], "fig5": [], "ends": []}))
     assert set(rows.quantity) == set(W.CELLS) | {W.LATTICE}
+
+
+def test_mixed_ks_are_each_said_where_they_stand():
+    # k = 64 within its lattice bound, k = 256 beyond it: each named under its own sentence
+    a, b = _above(3.5)["cells"][0], _above(2.5)["cells"][0]
+    text = " ".join(W.cells_sentences({"cells": [{**a, "k": 64}, {**b, "k": 256}], "label_r": 0.85}))
+    assert "At k = 64 it lies between" in text and "At k = 256 it exceeds even" in text
+    assert "k = 64 it exceeds" not in text and "not traced" not in text
