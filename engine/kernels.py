@@ -11,7 +11,7 @@ bias pass timed slower here than the two passes, in a one-off trial that was not
 sum is fused only where numpy's ``add.reduce(axis=0)`` adds rows in order, which is every
 array of two or more columns; one column is a contiguous vector that numpy sums pairwise,
 so it is left to numpy.
-``tests/test_kernels.py`` checks the two implementations against each other.
+``tests/unit/test_kernels.py`` checks the two implementations against each other.
 
 ``IMPLEMENTATION`` is ``"numba"`` where numba imports, else ``"numpy"``; the environment
 variable ``ENGINE_KERNELS=numpy`` forces the reference (the targets' before and after;

@@ -12,7 +12,7 @@ number), converts JSON's string keys of the per-P tables to integers, and report
 the first error sits, which is what the one-line message needs.
 
 The ranges are physical bounds that keep every price finite and non-negative for up to
-10^6 workers and 10^12 bytes (tests/test_profile_schema.py fuzzes them): a latency of
+10^6 workers and 10^12 bytes (tests/harness/test_profile_schema.py fuzzes them): a latency of
 0–10 s, a bandwidth of at least 1 byte/s (unbounded allowed: JSON null), measured
 collective times of 0–1,000 s at 0–10^15 bytes and P ≥ 2 (P = 1 costs nothing), factors
 above 0 and at most 1,000, straggler factors at least 1 (the expected slowest of P over

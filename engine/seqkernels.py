@@ -16,12 +16,12 @@ the same order on every element as the reference beside it (:mod:`engine.kernels
   every step (the paper's §4.1, eqs. 9 and 13) instead of in the log domain, so a cell costs
   a few multiply-adds instead of two ``exp`` and a ``log``, with the softmax and the
   gradient in the same pass. Its results differ from the reference's in the last bits
-  (tests/test_seqkernels.py bounds them: ln p within 1e-12 relative, the gradient within
+  (tests/unit/test_seqkernels.py bounds them: ln p within 1e-12 relative, the gradient within
   1e-12 absolute, 100 training steps within 1e-8).
 
 On a CPU without AVX-512 with OpenBLAS's AVX2 kernels (the 2-core VM of 2026-11-27) the LSTM
 loops give the reference's bits (the comment above ``_fused_matmul`` says why). Elsewhere,
-numpy's AVX-512 ``exp`` or another BLAS order may round differently: tests/test_seqkernels.py
+numpy's AVX-512 ``exp`` or another BLAS order may round differently: tests/unit/test_seqkernels.py
 pins the bits where a probe finds them kept and, on every CPU, bounds the difference (a
 matmul within 1e-12 of Σ|a||b|, 100 training steps within 1e-8).
 """
@@ -93,7 +93,7 @@ def _np_lstm_backward_step(z, dh_out, tc, c_prev, dh, dc, dz, ws):
 
 
 class _LSE3:
-    """log(e^a + e^b + e^c) elementwise, −inf safe (main's formula: tests/test_perf_kernels.py)
+    """log(e^a + e^b + e^c) elementwise, −inf safe (main's formula: tests/unit/test_perf_kernels.py)
     into preallocated (B, S) buffers: the same operations in the same order per element,
     without ten temporaries a step. The caller suppresses the log(0) warning."""
 
@@ -277,7 +277,7 @@ def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
 # only, turns a·b + c into an FMA), so it gives numpy's bits where ``_fused_matmul`` says so
 # and numpy's matmul runs elsewhere. ``exp`` and ``log`` compile to the C library's, which
 # numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` is numpy's, as ported to
-# engine.tanhkernel, or numpy's ufunc between kernels. tests/test_seqkernels.py checks
+# engine.tanhkernel, or numpy's ufunc between kernels. tests/unit/test_seqkernels.py checks
 # the bits and bounds the difference where another BLAS or CPU orders otherwise.
 def _fused_matmul(rows: int, cols: int) -> bool:
     return MATMUL_SOUND and rows % 2 == 0 and cols > 1
@@ -288,7 +288,7 @@ def _slp_vectorizer():
     """LLVM's SLP vectorizer on while a kernel compiles. numba leaves it off by default
     (numba#8852: it miscompiled other code); ``_matmul``'s 2 × 16 register tile needs it to
     become 8 vector FMAs per k instead of 32 scalar ones. On for that kernel alone, whose bits
-    tests/test_seqkernels.py checks against numpy's matmul on every shape the loops pass."""
+    tests/unit/test_seqkernels.py checks against numpy's matmul on every shape the loops pass."""
     from numba.core import config
 
     was = config.SLP_VECTORIZE
@@ -353,7 +353,7 @@ if njit is not None:
 
     def _matmul_sound() -> bool:
         """Whether the compiled tile computes a @ b here, within 1e-12 of Σ|a||b| (the bound
-        tests/test_seqkernels.py puts on another BLAS's order), on the loops' shapes and
+        tests/unit/test_seqkernels.py puts on another BLAS's order), on the loops' shapes and
         their edges: a guard against a miscompiled tile, checked once at import; where it
         fails, the loops use numpy's matmul (``_fused_matmul`` False)."""
         rng = np.random.default_rng(0)

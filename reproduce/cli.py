@@ -3,7 +3,7 @@
 Usage errors exit 2 with one line on stderr; failures (a worker that raised or
 died, an unwritable results folder found late, a results folder that ``report``
 finds inconsistent) exit 1, also with one line. docs/bad_inputs.md lists every
-refusal with its code and line; tests/test_bad_inputs.py runs each one.
+refusal with its code and line; tests/faults/test_bad_inputs.py runs each one.
 
 Under a launcher (mpiexec, srun) only the launcher's rank 0 prints a refusal: in a
 mismatched launch every process believes it is rank 0 of a world of one, and the

@@ -4,7 +4,7 @@ Each paper whose configurations a host ran holds its own data in its package's
 ``hosts.py`` (``Paper.hosts``): ``SOURCES`` (per host: the run's folder, command, date and
 commit), ``MEASURED`` (per host: its rows of P, the configuration's keys and the measured
 numbers) and ``extract(rows)``, which reads those numbers from the run's comparison.csv
-again (tests/test_manycore.py checks the constants equal the files where the folders exist).
+again (tests/harness/test_manycore.py checks the constants equal the files where the folders exist).
 Here, by (paper, host): :func:`sources`, :func:`measured_data`, :func:`seeds_of` and
 :func:`extract`; and what the papers share: the hosts, the seeds, the project root and the
 profile of the machine that timed the compute-only runs. :mod:`reproduce.manycore`

@@ -270,7 +270,7 @@ def fmt(x, digits: int = 3) -> str:
     float below 1e7 with thousands separators, else ``digits`` significant digits (fixed
     from 1e−3 to 1e4, e-notation outside). Numpy integers used to fall through to the float
     branches (np.int64(3) printed "3.00", 123456 as "1.23e+05") and a numpy float32 NaN
-    raised (tests/test_report_fmt.py)."""
+    raised (tests/harness/test_report_fmt.py)."""
     if x is None or (isinstance(x, (float, np.floating)) and math.isnan(x)):
         return "–"
     if isinstance(x, str):

@@ -288,6 +288,6 @@ def _pool(tasks: list[Task], fn, jobs: int):
         # waiting left it running, so (a) it and this thread both reaped the children, and
         # one could stay listed as alive (CI failed on that), and (b) the next pool forked
         # while it held the executor's locks, and the new children deadlocked on them in a
-        # garbage collection. tests/test_runner_jobs.py repeats pools to catch both.
+        # garbage collection. tests/harness/test_runner_jobs.py repeats pools to catch both.
         ex.shutdown(wait=True, cancel_futures=True)
         _POOL.clear()

@@ -8,8 +8,19 @@ quick loop while editing; the whole suite is what CI runs."""
 from __future__ import annotations
 
 import signal
+import sys
+from pathlib import Path
 
 import pytest
+
+# The tests by kind: unit/ (the engine and the data sets against references; imports nothing from
+# reproduce), equivalence/ (each strategy against its serial reference, and the emulator's replay),
+# papers/ (one paper's package), harness/ (the shared reproduce code, benchmarks and tools),
+# faults/ (failures, signals and bad inputs), and helpers/ (scripts the tests launch, not collected).
+# Every folder is on sys.path, so that a test imports a helper or another test module by name.
+KINDS = ("unit", "equivalence", "papers", "harness", "faults")
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE / d) for d in (*KINDS, "helpers") if str(HERE / d) not in sys.path]
 
 # over 10 s each on the 2-core VM (pytest --durations, 2026-11-27): whole runs of a paper
 # (--quick through the CLI, or a small setup through run_paper) and end-to-end MPI launches

@@ -2,7 +2,7 @@
 """Mutation testing for this project (issue 35): change one thing in a module, run that
 module's tests, and see whether they notice.
 
-    python tools/mutate.py engine/schedule.py --tests tests/test_buckets.py tests/test_schedule.py
+    python tools/mutate.py engine/schedule.py --tests tests/unit/test_buckets.py tests/unit/test_schedule.py
     python tools/mutate.py reproduce/report.py --function fmt --sample 20 --seed 3
     python tools/mutate.py engine/optim.py --list            # the mutants, nothing run
 
@@ -518,7 +518,7 @@ def tests_for(module: str, root: Path) -> list[str]:
     pkg, _, name = dotted.rpartition(".")
     pats = [re.compile(rf"\b{re.escape(dotted)}\b"),
             re.compile(rf"from\s+{re.escape(pkg)}\s+import\s+[^\n]*\b{re.escape(name)}\b")]
-    return [str(p.relative_to(root)) for p in sorted((root / "tests").glob("test_*.py"))
+    return [str(p.relative_to(root)) for p in sorted((root / "tests").glob("*/test_*.py"))
             if any(r.search(p.read_text(errors="replace")) for r in pats)]
 
 

@@ -8,17 +8,17 @@ SEED=$1; OUT=$2; shift 2
 cd "$(dirname "$0")/.."
 declare -A MODS TESTS
 MODS[nets]="engine/nets/base.py engine/nets/mlp.py engine/nets/elman.py engine/nets/lstm.py engine/kernels.py engine/seqkernels.py"
-TESTS[nets]="tests/test_gradients.py tests/test_mlp_worked.py tests/test_init_ranges.py tests/test_kernels.py tests/test_elman.py tests/test_lstm_ctc.py tests/test_seqkernels.py tests/test_mutation_guards.py"
+TESTS[nets]="tests/unit/test_gradients.py tests/unit/test_mlp_worked.py tests/unit/test_init_ranges.py tests/unit/test_kernels.py tests/unit/test_elman.py tests/unit/test_lstm_ctc.py tests/unit/test_seqkernels.py tests/harness/test_mutation_guards.py"
 MODS[schedule]="engine/schedule.py"
-TESTS[schedule]="tests/test_buckets.py tests/test_schedule.py tests/test_schedule_cg.py tests/test_schedule_checks.py tests/test_bucketed.py tests/test_partitions.py tests/test_mutation_guards.py"
+TESTS[schedule]="tests/unit/test_buckets.py tests/unit/test_schedule.py tests/unit/test_schedule_cg.py tests/unit/test_schedule_checks.py tests/equivalence/test_bucketed.py tests/equivalence/test_partitions.py tests/harness/test_mutation_guards.py"
 MODS[comm]="engine/comm/base.py engine/comm/local.py engine/comm/emulated.py engine/comm/mpi.py engine/comm/cma.py"
-TESTS[comm]="tests/test_comm.py tests/test_comm_choices.py tests/test_sigterm_steps.py tests/test_faults.py tests/test_local_cleanup.py tests/test_driver.py tests/test_mutation_guards.py"
+TESTS[comm]="tests/unit/test_comm.py tests/unit/test_comm_choices.py tests/faults/test_sigterm_steps.py tests/faults/test_faults.py tests/faults/test_local_cleanup.py tests/equivalence/test_driver.py tests/harness/test_mutation_guards.py"
 MODS[optim]="engine/optim.py"
-TESTS[optim]="tests/test_optim.py tests/test_optim_path.py tests/test_cg_path.py tests/test_schedule_cg.py tests/test_mutation_guards.py"
+TESTS[optim]="tests/unit/test_optim.py tests/unit/test_optim_path.py tests/unit/test_cg_path.py tests/unit/test_schedule_cg.py tests/harness/test_mutation_guards.py"
 MODS[store]="reproduce/store.py"
-TESTS[store]="tests/test_store_failures.py tests/test_store_units.py tests/test_calibration.py::test_the_machine_checks_write_outside_the_committed_results_by_default tests/test_store_faults.py tests/test_harness.py tests/test_runner_jobs.py tests/test_mutation_guards.py"
+TESTS[store]="tests/faults/test_store_failures.py tests/harness/test_store_units.py tests/harness/test_calibration.py::test_the_machine_checks_write_outside_the_committed_results_by_default tests/faults/test_store_faults.py tests/harness/test_harness.py tests/harness/test_runner_jobs.py tests/harness/test_mutation_guards.py"
 MODS[report]="reproduce/report.py"
-TESTS[report]="tests/test_report_fmt.py tests/test_report_units.py tests/test_harness.py::test_code_version_dirty_means_code_not_results tests/test_report_inputs.py tests/test_report_validation.py tests/test_verdicts.py tests/test_spread.py tests/test_mutation_guards.py"
+TESTS[report]="tests/harness/test_report_fmt.py tests/harness/test_report_units.py tests/harness/test_harness.py::test_code_version_dirty_means_code_not_results tests/harness/test_report_inputs.py tests/harness/test_report_validation.py tests/harness/test_verdicts.py tests/harness/test_spread.py tests/harness/test_mutation_guards.py"
 PY=${PY:-.venv/bin/python}
 mkdir -p "$OUT"
 for g in ${@:-nets schedule comm optim store report}; do

@@ -8,7 +8,7 @@ its events: every measured compute piece (s, ≥ 0) and two markers, a collectiv
 of a round (engine.timing.COLLECTIVE, ROUND). :func:`replay` runs the workers' virtual clocks
 over it as the live emulated backend does, with :func:`price` for every collective: under the
 run's own profile it gives the run's per-round compute and communication bit for bit
-(tests/test_replay.py, every strategy of the equivalence matrix); under another it is that
+(tests/equivalence/test_replay.py, every strategy of the equivalence matrix); under another it is that
 machine's, with the compute measured here.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ So each worker keeps both blocks it uses, ``Wc[l]`` (I_{p,l}, N(l−1)) and
 ``Wr[l]`` (I_{p,l−1}, N(l)), and updates both itself: after the exchanges it
 has the whole o_{l−1} and δ_l it needs, so the update stays free of
 communication, costs 2/P of the serial update instead of 1/P, and every
-weight a worker uses equals the serial net's (tests/test_node.py). Memory
+weight a worker uses equals the serial net's (tests/equivalence/test_node.py). Memory
 per worker: 2/P of the weights plus the full activations and deltas.
 
 The worker (:func:`node_worker`) is written once and runs unchanged on every

@@ -37,7 +37,7 @@ from reproduce.paper0.setup import NAME, NETS, REPORTED
 
 HOST = "xeon207x16"
 # The host's per-seed figures (tools/host_runs.py from its task cache; README.md there;
-# tests/test_paper0_claims.py checks them against the folder's comparison.csv).
+# tests/papers/test_paper0_claims.py checks them against the folder's comparison.csv).
 HOST_RUNS5 = "results/machines/xeon207x16/claims30/paper0_default_local16_runs5/runs.json"
 
 RADIO_TOL_WHY = ("the paper gives whole hours: 21.5–22.5 h over 7.5–8.5 h spans 2.53–3.00, "

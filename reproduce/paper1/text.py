@@ -225,7 +225,7 @@ def report_markdown(df, curves, tf, *, setup, meta, figs, facts, cal, quick_shru
               f"runs lie at {(fw.ours_low / fw.ours).min():.2f}–{(fw.ours_high / fw.ours).max():.2f} × "
               "the median (spread in the rows), so single ratios differ by noise. P = 2 beat P = 1 in "
               f"{two_over_one[0]} of {two_over_one[1]} configurations (no free second core at that load). "
-              "The outputs equal the serial forward pass (tests/test_forward_parallel.py).", ""]
+              "The outputs equal the serial forward pass (tests/equivalence/test_forward_parallel.py).", ""]
     L += ["## Every row", "", R.comparison_markdown(df), ""]
     L += ["## Figures", ""] + [f"![{x}]({x})" for x in figs] + [""]
     L += ["Curves behind Figs. 3, 4 (modeled only) and 5: `curves.csv`; per-epoch accuracies: `training.csv`.", ""]

@@ -123,7 +123,7 @@ CLAIMS = [
             row=f"fig4/padded_cell_bound/{R.condition(Q=3, method='optimal', bunch=K)}",
             threshold=1.0, sense="<", rule="by-construction",
             reason=("DYNAMICBUCKETING minimises eq. 2's cost exactly (engine/schedule.py "
-                    "optimal_buckets; tests/test_buckets.py checks it against brute force): a "
+                    "optimal_buckets; tests/unit/test_buckets.py checks it against brute force): a "
                     "property of the algorithm, deterministic, not a measurement")),
 ]
 BY_ID = {c.id: c for c in CLAIMS}

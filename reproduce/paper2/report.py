@@ -100,7 +100,7 @@ def fig3_lines(results, *, setup, tf) -> list[dict]:
     """Fig. 3's curves, 1 worker: random batches (Q = 1), the optimal buckets of each Q
     shortest first, Q = ``order_Q`` in random bucket order, and the paper's Q = 1 of eq. 1
     (every batch padded to the longest sequence). Padding after a sequence's end changes no
-    update (tests/test_bucketed.py), so the eq. 1 curve is the random-batch run on a time axis
+    update (tests/equivalence/test_bucketed.py), so the eq. 1 curve is the random-batch run on a time axis
     stretched by the measured epoch-time ratio of the two layouts (Fig. 4, same repetitions)."""
     k = setup.batch_size
     runs = {}

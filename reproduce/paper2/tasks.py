@@ -294,5 +294,5 @@ def result_model(task: Task):
     if task.name in ("train", "allreduce"):
         return TrainEmulatedResult if task.kind == "emulated" else TrainMeasuredResult
     # "epoch_times_k" is timing_k.NAME (timing_k imports this module, not the other way;
-    # tests/test_result_models.py checks every task make_tasks gives has a model)
+    # tests/harness/test_result_models.py checks every task make_tasks gives has a model)
     return {"epoch_times": EpochTimesResult, "epoch_times_k": EpochTimesKResult}.get(task.name)

@@ -52,7 +52,7 @@ HOST_INVOCATIONS = ("p3_local8_1", "p3_local8_2", "p3_local8_3", "p3_local8_4",
                     "p3_local8_bound_1", "p3_local8_bound_2")  # the unbound ones are not the default
 HOST_COMMAND = "python3 -m reproduce paper3 --quick --runs 3 --workers 8 --no-progress"
 HOST_CODE = "3acde82"
-# Printed by extract_host() (tests/test_paper3_claims.py checks them against the files): per
+# Printed by extract_host() (tests/papers/test_paper3_claims.py checks them against the files): per
 # invocation, the median over seeds 1..3 of the serial time (s), of the PPT time at (nodes,
 # local epoch) and of the measured communication share at 8 nodes.
 HOST_RUNS = [
