@@ -31,6 +31,11 @@ SLOW = ("test_paper2_cli.py", "test_cli.py::test_quick_writes_shared_format",
 
 
 def pytest_collection_modifyitems(config, items):
+    # the order the suite had before the kinds had folders: by file name across them (a stable
+    # sort keeps each file's own order). With the folders' order, the MPI launch of
+    # unit/test_comm.py::test_mpi_split_and_caller_buffers, run after all the rest, had pytest
+    # SIGTERMed (exit 143) in 2 of 2 full runs; after each folder alone it passed. Not diagnosed.
+    items.sort(key=lambda item: item.path.name)
     for item in items:
         where = item.nodeid.split("/")[-1]
         if "mpi" in item.name.lower():
