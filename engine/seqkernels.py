@@ -5,14 +5,14 @@ calls of a few hundred elements each, so call overhead, not arithmetic, sets its
 numba path runs whole loops in compiled code where it can, with the same IEEE operations in
 the same order on every element as the reference beside it (:mod:`engine.kernels`'
 ``IMPLEMENTATION`` switch and ``ENGINE_KERNELS=numpy`` apply here too):
-- LSTM forward: the whole loop in one call, where :mod:`engine.tanhkernel`'s port of numpy's
-  ``tanh`` holds on this CPU (``PORTED``); elsewhere a step is a kernel (h_{t−1},
-  h_{t−1} W_h, the gates' pre-activations), numpy's ``tanh`` of all four gates, a kernel
-  (σ, c_t), ``tanh`` c_t: 4 calls instead of about a dozen. The C library's ``tanh`` is no
-  substitute: it differs from numpy's in the last bit on 27 % of arguments.
+- LSTM forward: the whole loop in one call, with :mod:`engine.tanhkernel`'s compiled
+  ``tanh1`` inside (``COMPILED``), which computes tanh another way than numpy, within a few
+  ulp. With ``COMPILED`` off (the tests' way to pin the other bits) a step is a kernel
+  (h_{t−1}, h_{t−1} W_h, the gates' pre-activations), ``tanh`` of all four gates, a kernel
+  (σ, c_t), ``tanh`` c_t: 4 calls instead of about a dozen.
 - LSTM backward: the whole loop in one call, dz_t W_hᵀ included (instead of about 18 a step).
-- CTC: ln p(z|x) and its gradient (Graves et al. 2006, eqs. 5–16) in one call. Here, and
-  only here, the numba path computes the same function another way: α and β rescaled at
+- CTC: ln p(z|x) and its gradient (Graves et al. 2006, eqs. 5–16) in one call. Here too
+  the numba path computes the same function another way: α and β rescaled at
   every step (the paper's §4.1, eqs. 9 and 13) instead of in the log domain, so a cell costs
   a few multiply-adds instead of two ``exp`` and a ``log``, with the softmax and the
   gradient in the same pass. Its results differ from the reference's in the last bits
@@ -20,7 +20,7 @@ the same order on every element as the reference beside it (:mod:`engine.kernels
   1e-12 absolute, 100 training steps within 1e-8).
 
 On a CPU without AVX-512 with OpenBLAS's AVX2 kernels (the 2-core VM of 2026-11-27) the LSTM
-loops give the reference's bits (the comment above ``_fused_matmul`` says why). Elsewhere,
+loops give the reference's bits, given the same tanh (the comment above ``_fused_matmul`` says why). Elsewhere,
 numpy's AVX-512 ``exp`` or another BLAS order may round differently: tests/unit/test_seqkernels.py
 pins the bits where a probe finds them kept and, on every CPU, bounds the difference (a
 matmul within 1e-12 of Σ|a||b|, 100 training steps within 1e-8).
@@ -34,7 +34,7 @@ import numpy as np
 
 from engine.activations import ACTIVATIONS
 from engine.kernels import IMPLEMENTATION, njit  # noqa: F401  (IMPLEMENTATION: re-exported)
-from engine.tanhkernel import PORTED, TABLE
+from engine.tanhkernel import COMPILED, tanh
 
 NINF = -np.inf
 # σ(x) = ½·tanh(x/2) + ½: no overflow for large |x|. The LSTM used to round (tanh + 1)·½,
@@ -276,9 +276,9 @@ def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
 # in another order). ``_matmul`` forms that chain (LLVM's ``contract`` flag, on this function
 # only, turns a·b + c into an FMA), so it gives numpy's bits where ``_fused_matmul`` says so
 # and numpy's matmul runs elsewhere. ``exp`` and ``log`` compile to the C library's, which
-# numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` is numpy's, as ported to
-# engine.tanhkernel, or numpy's ufunc between kernels. tests/unit/test_seqkernels.py checks
-# the bits and bounds the difference where another BLAS or CPU orders otherwise.
+# numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` is engine.tanhkernel's
+# (its own tests bound it against numpy's). tests/unit/test_seqkernels.py checks the bits
+# given one tanh and bounds the difference where another BLAS or CPU orders otherwise.
 def _fused_matmul(rows: int, cols: int) -> bool:
     return MATMUL_SOUND and rows % 2 == 0 and cols > 1
 
@@ -522,39 +522,39 @@ if njit is not None:
                     grad[t, b, ext[b, s]] -= ah[t, s] * inv
         return logp
 
-    if PORTED:
+    if COMPILED:
         from engine.tanhkernel import tanh1
 
-        @njit(cache=True)
-        def _cell_tanh(t, Z, C, TC, T):  # tanh of the gates, then _cell, then tanh c_t: one pass
+        @njit(cache=True, error_model="numpy")  # tanh1's division may not raise
+        def _cell_tanh(t, Z, C, TC):  # tanh of the gates, then _cell, then tanh c_t: one pass
             H = C.shape[2]
             for b in range(Z.shape[1]):
                 for j in range(4 * H):
-                    v = tanh1(Z[t, b, j], T)
+                    v = tanh1(Z[t, b, j])
                     Z[t, b, j] = (v + 1.0) * 0.5 if j < 3 * H else v
                 for k in range(H):
                     cp = C[t - 1, b, k] if t > 0 else 0.0
                     c = Z[t, b, H + k] * cp + Z[t, b, k] * Z[t, b, 3 * H + k]
                     C[t, b, k] = c
-                    TC[t, b, k] = tanh1(c, T)
+                    TC[t, b, k] = tanh1(c)
 
-        @njit(cache=True)
-        def _forward_loop(Z, Wh, C, Hs, TC, zh, T):
+        @njit(cache=True, error_model="numpy")
+        def _forward_loop(Z, Wh, C, Hs, TC, zh):
             for t in range(Z.shape[0]):
                 _gates_in(t, Z, TC, Hs, Wh, zh)
-                _cell_tanh(t, Z, C, TC, T)
+                _cell_tanh(t, Z, C, TC)
 
 
 def _nb_lstm_forward(Z, Wh, C, Hs, TC):
-    """_np_lstm_forward. Where tanh is compiled (engine.tanhkernel.PORTED): the whole loop in
+    """_np_lstm_forward. Where tanh is compiled (engine.tanhkernel.COMPILED): the whole loop in
     one call where _fused_matmul, else 3 calls a step (numpy's matmul between two kernels).
     Otherwise 4 calls a step or 5: a kernel (with h_{t−1} W_h where _fused_matmul, else
     numpy's matmul between two kernels), numpy's ``tanh`` of the four gates, a kernel,
     ``tanh`` c_t."""
     T, B, H4 = Z.shape
     zh, fused = np.empty((B, H4)), _fused_matmul(B, H4)
-    if PORTED and fused:
-        _forward_loop(Z, Wh, C, Hs, TC, zh, TABLE)
+    if COMPILED and fused:
+        _forward_loop(Z, Wh, C, Hs, TC, zh)
     else:
         for t in range(T):
             if fused:
@@ -562,12 +562,12 @@ def _nb_lstm_forward(Z, Wh, C, Hs, TC):
             else:
                 _h_prev(t, Z, TC, Hs)
                 _gates_add(t, Z, np.matmul(Hs[t], Wh, out=zh))
-            if PORTED:
-                _cell_tanh(t, Z, C, TC, TABLE)
+            if COMPILED:
+                _cell_tanh(t, Z, C, TC)
             else:
-                np.tanh(Z[t], out=Z[t])
+                tanh(Z[t], Z[t])
                 _cell(t, Z, C)
-                np.tanh(C[t], out=TC[t])
+                tanh(C[t], TC[t])
     np.multiply(Z[T - 1, :, H4 // 2:3 * H4 // 4], TC[T - 1], out=Hs[T])
 
 

@@ -239,7 +239,11 @@ def test_symmetric_sigmoid_formula():
 def test_other_activation_formulas():
     z = np.linspace(-5, 5, 101)
     f = lambda name: ACTIVATIONS[name].f(z, np.empty_like(z))  # noqa: E731
-    np.testing.assert_allclose(f("logistic"), 1 / (1 + np.exp(-z)), rtol=1e-14)
+    # σ = ½·tanh(z/2) + ½: tanh within 1e-15 relative (tests/unit/test_tanhkernel.py) puts σ
+    # within 5e-16 absolute, not relative: where σ is small, ½ + ½·tanh cancels (z = −4.7: 1.1e-14)
+    sigma = 1 / (1 + np.exp(-z))
+    np.testing.assert_allclose(f("logistic"), sigma, rtol=0, atol=5e-16)
+    assert np.max(np.abs(f("logistic") - (sigma + 1e-15))) > 5e-16  # the control
     np.testing.assert_allclose(f("tanh"), np.tanh(z), rtol=1e-14)
     np.testing.assert_allclose(f("tanh1.5"), np.tanh(1.5 * z), rtol=1e-14)
     np.testing.assert_array_equal(f("identity"), z)

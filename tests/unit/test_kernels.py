@@ -21,13 +21,16 @@ ACTS = [a for a in ACTIVATIONS.values() if a.form is not None]
 
 
 def numpys_tanh(monkeypatch) -> None:
-    """The reference with numpy's tanh: the activations' f and every kernel call np.tanh
-    instead of engine.tanhkernel's compiled port (which the fused path runs where it holds)."""
+    """numpy's tanh everywhere: the activations' f and every kernel call np.tanh instead of
+    engine.tanhkernel's compiled one, and the LSTM's loops take it between kernels. Both sides
+    of a bit-for-bit comparison run this way; the compiled tanh has its own guards
+    (tests/unit/test_tanhkernel.py)."""
     from engine import activations, seqkernels, tanhkernel
 
     monkeypatch.setattr(activations, "tanh", tanhkernel._np_tanh)
     monkeypatch.setattr(kernels, "tanh", tanhkernel._np_tanh)
-    monkeypatch.setattr(seqkernels, "PORTED", False)
+    monkeypatch.setattr(seqkernels, "tanh", tanhkernel._np_tanh)
+    monkeypatch.setattr(seqkernels, "COMPILED", False)
 
 
 def same_bits(a, b) -> bool:
@@ -71,8 +74,8 @@ def test_bias_act_matches_the_reference(act, shape, monkeypatch):
     rng = np.random.default_rng(0)
     z, b = values(rng, shape, special=True) * 1e-3, values(rng, shape[1:]) * 1e-3
     ref, fused = z.copy(), z.copy()
-    kernels._nb_bias_act(act, fused, b)
     numpys_tanh(monkeypatch)
+    kernels._nb_bias_act(act, fused, b)
     kernels._np_bias_act(act, ref, b)
     assert same_bits(ref, fused)
 
@@ -171,10 +174,10 @@ CASES = [((5, 7, 3), ["logistic", "tanh"]), ((5, 7, 1), ["tanh1.5", "identity"])
 @pytest.mark.parametrize("sizes,acts", CASES, ids=[str(c[0]) for c in CASES])
 @pytest.mark.parametrize("need_dx", [False, True])
 def test_mlp_training_is_bit_identical_fused_and_reference(monkeypatch, sizes, acts, need_dx):
+    numpys_tanh(monkeypatch)
     fused = train(sizes, acts, need_dx=need_dx)
     for name in ("bias_act", "df_mul", "outer_df_mul", "sgd"):
         monkeypatch.setattr(kernels, name, getattr(kernels, f"_np_{name}"))
-    numpys_tanh(monkeypatch)
     ref = train(sizes, acts, need_dx=need_dx)
     assert np.isfinite(ref).all() and same_bits(ref, fused)
     monkeypatch.setattr(kernels, "sgd", lambda p, g, v, c, m: kernels._np_sgd(p, g, v, c * 1.0000001, m))

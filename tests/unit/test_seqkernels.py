@@ -28,7 +28,7 @@ needs_numba = pytest.mark.skipif(K.IMPLEMENTATION != "numba", reason="numba abse
 def numba_path_keeps_numpys_bits() -> bool:
     """Whether on this CPU the numba path's LSTM loops can give the reference's bits: numpy's
     matmul of an LSTM step's shape is one FMA chain an entry (engine/seqkernels.py, above
-    ``_fused_matmul``). (Their ``tanh`` is engine.tanhkernel's port of numpy's, where it holds.)"""
+    ``_fused_matmul``). (Their ``tanh`` is engine.tanhkernel's; the pins compare both sides on one.)"""
     if K.IMPLEMENTATION != "numba":
         return False
     rng = np.random.default_rng(2026)
@@ -75,9 +75,11 @@ def test_lstm_forward_matches_the_reference(B, H, special, monkeypatch):
     rng = np.random.default_rng(B * 100 + H)
     Z = pre_activations(rng, (T_STEPS, B, 4 * H), special=special)
     Wh = pre_activations(rng, (H, 4 * H), special=False) / 3
-    fused = forward(K._nb_lstm_forward, Z, Wh)
-    numpys_tanh(monkeypatch)  # the reference with numpy's tanh throughout
-    assert same_bits(forward(K._np_lstm_forward, Z, Wh), fused)
+    fused = forward(K._nb_lstm_forward, Z, Wh)  # tanh1 inside the compiled loops
+    monkeypatch.setattr(K, "COMPILED", False)  # the same kernels, the compiled tanh between them
+    assert same_bits(forward(K._nb_lstm_forward, Z, Wh), fused)
+    numpys_tanh(monkeypatch)  # numpy's tanh between them, and in the reference
+    assert same_bits(forward(K._np_lstm_forward, Z, Wh), forward(K._nb_lstm_forward, Z, Wh))
 
 
 def forward(loop, Z, Wh):
@@ -197,10 +199,10 @@ def test_a_miscompiled_tile_is_refused_and_the_loops_fall_back_to_numpys_matmul(
     rng = np.random.default_rng(12)
     Z = pre_activations(rng, (T_STEPS, 4, 64), special=False)
     Wh = pre_activations(rng, (16, 64), special=False) / 3
+    numpys_tanh(monkeypatch)  # both sides on one tanh: this test is about the matmul
     fused = forward(K._nb_lstm_forward, Z, Wh)
     args = backward_inputs(np.random.default_rng(13), 4, 16, special=False)
     got = backward(K._nb_lstm_backward, *args)
-    numpys_tanh(monkeypatch)
     assert agree(forward(K._np_lstm_forward, Z, Wh), fused)
     assert agree(backward(K._np_lstm_backward, *args), got)
 
@@ -368,15 +370,22 @@ def lstm_reference(monkeypatch):
 @pins_bits
 @pytest.mark.parametrize("n_seq", [4, 3], ids=["even-batch", "odd-batch"])
 def test_lstm_training_is_bit_identical_fused_and_reference(monkeypatch, n_seq):
-    # the LSTM's compiled loops keep the reference's bits over whole runs; both runs take the
-    # same CTC (the reference's), which computes the function another way on the numba path
+    # the LSTM's compiled loops keep the reference's bits over whole runs, given one tanh:
+    # the loops with tanh1 inside give the bits of the same kernels with the compiled tanh
+    # between them, and those with numpy's tanh between them the reference's. Every run takes
+    # the same CTC (the reference's), which computes the function another way on the numba path
     monkeypatch.setattr(K, "ctc", K._np_ctc)
     fused = train_lstm_ctc(n_seq=n_seq)
+    monkeypatch.setattr(K, "COMPILED", False)
+    assert same_bits(train_lstm_ctc(n_seq=n_seq), fused)
+    numpys_tanh(monkeypatch)
+    stepped = train_lstm_ctc(n_seq=n_seq)
     lstm_reference(monkeypatch)
     ref = train_lstm_ctc(n_seq=n_seq)
-    assert np.isinf(ref).sum() == 12 * (n_seq == 4) and same_bits(ref, fused)  # the short sequence's +inf
+    assert np.isinf(ref).sum() == 12 * (n_seq == 4) and same_bits(ref, stepped)  # the short sequence's +inf
+    assert not same_bits(stepped, fused)  # the two tanh differ in the last bits
     monkeypatch.setattr(K, "ctc", lambda u, *a: K._np_ctc(u * (1 + 1e-15), *a))
-    assert not same_bits(train_lstm_ctc(n_seq=n_seq), fused)  # the control
+    assert not same_bits(train_lstm_ctc(n_seq=n_seq), ref)  # the control
 
 
 def within_1e_8(run, ref) -> bool:
