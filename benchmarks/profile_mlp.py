@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.bench_bunch import BunchStep, _best  # noqa: E402
 from benchmarks.bench_parity import ParityEpoch  # noqa: E402
 from benchmarks.targets import machine_line  # noqa: E402
-from engine.tanhkernel import tanh  # noqa: E402  (the engine's: numpy's, compiled where it keeps the bits)
+from engine.tanhkernel import tanh  # noqa: E402  (the engine's: compiled where numba runs, else numpy's)
 
 # Each activation's f(z) (here) and df(y) (``_df_ops_of``) as the engine's activations.py
 # computes them, one numpy call per entry: (label, call(x, out)); each call reads the

@@ -27,8 +27,7 @@ may book a little more than the unwrapped one (this VM's noise can hide it); the
 of the wrapped run. Outside the compute is the emulator's own
 work (switching workers, assembling each allgather), which an emulated task spends but
 does not book. Last, the numpy calls that a step fused into compiled code would still make
-to keep the bits (the engine's tanh, which is numpy's compiled where that keeps the bits
-(engine/tanhkernel.py), BLAS, the generator's draw, the sums whose order numpy sets), timed alone: a floor for what fusing could reach. And one worker's round outside the
+to keep the bits (the engine's tanh, compiled in engine/tanhkernel.py, BLAS, the generator's draw, the sums whose order numpy sets), timed alone: a floor for what fusing could reach. And one worker's round outside the
 data-parallel loop, through the engine's methods and with the same calls inlined (the same
 weights both ways, checked): what removing the Python structure alone, without fusing,
 could reach.

@@ -9,9 +9,9 @@ one FMA. tanh is :mod:`engine.tanhkernel`'s, the one kernel here that computes a
 another way than numpy (within a few ulp; its tests bound it). (Versions fused into the
 bias pass timed slower here than the two passes, in one-off trials that were not kept: with
 numpy's algorithm ported, and with tanhkernel's, 191 against 173 µs a parity epoch, best of 4
-in two runs a minute apart.) A column sum is fused only where numpy's ``add.reduce(axis=0)`` adds rows in order, which is every
-array of two or more columns; one column is a contiguous vector that numpy sums pairwise,
-so it is left to numpy.
+in two runs a minute apart.) A column sum is fused only where numpy's ``add.reduce(axis=0)``
+adds rows in order, which is every array of two or more columns; one column is a contiguous
+vector that numpy sums pairwise, so it is left to numpy.
 ``tests/unit/test_kernels.py`` checks the two implementations against each other.
 
 ``IMPLEMENTATION`` is ``"numba"`` where numba imports, else ``"numpy"``; the environment
