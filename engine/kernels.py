@@ -167,7 +167,9 @@ def warm_up() -> None:
     z, b, col = np.zeros((2, 2)), np.zeros(2), np.zeros(2)
     _bias_scale(z, b, 1.0)
     _scale_shift(z, 1.0, 0.0)
-    tanh(z, z)
+    tanh(z, z)  # in place, and the out-of-place loops of 2 and 1 dimensions
+    tanh(z, np.empty_like(z))
+    tanh(col, np.empty_like(col))
     for want in (True, False):
         _df_mul(0, 1.0, z, z, z, col if want else _NO_COLSUM, want)
         _outer_df_mul(0, 1.0, z, col, col, z, col if want else _NO_COLSUM, want)
