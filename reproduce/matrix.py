@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,9 @@ from engine.data import Patterns, SeqData
 from engine.nets.elman import Elman
 from engine.nets.lstm import LSTM
 from engine.nets.mlp import MLP
-from engine.parallel.data_parallel import DataParallel, train_data_parallel
+from engine.parallel.data_parallel import (AVERAGING, BUCKETED, BUNCHES, CG_LONGEST_FIRST,
+                                           LOCAL_EPOCHS, AdadeltaRule, Buckets, CGRule, DataParallel,
+                                           SGDRule, train_data_parallel)
 from engine.parallel.reference import serial_reference
 from engine.perfmodel import MachineProfile
 
@@ -74,18 +76,16 @@ def workloads() -> dict[str, Workload]:
 
 # ---- the strategies --------------------------------------------------------------------------
 DATA_PARALLEL = {  # name: configuration; what it stands for in the comment
-    "data-parallel/gradients": DataParallel(split="shares", combine="gradients", batch=6,
-                                            lr=0.02, momentum=0.5),  # pattern-parallel bunch
-    "data-parallel/updates": DataParallel(split="random", combine="updates", reduce="sum",
-                                          batch=3, lr=0.02, momentum=0.3),  # local epochs of summed updates
-    "data-parallel/average": DataParallel(split="shares", combine="params", batch=3, lr=0.02,
-                                          beta=1e-3),  # model averaging, unbucketed
-    "bucketed/gradients": DataParallel(split="buckets", combine="gradients", optimizer="adadelta",
-                                       batch=4, n_buckets=2),  # bucketed gradient allreduce
-    "bucketed/average": DataParallel(split="buckets", combine="params", optimizer="adadelta",
-                                     batch=2, n_buckets=2, beta=1e-3),  # bucketed model averaging
-    "data-parallel/cg": DataParallel(split="longest_first", combine="gradients", optimizer="cg",
-                                     cg_iterations=2),  # sequences longest first, CG
+    "data-parallel/gradients": replace(BUNCHES, batch=6, optimizer=SGDRule(0.02, 0.5)),  # pattern-parallel bunch
+    "data-parallel/updates": replace(LOCAL_EPOCHS, batch=3, optimizer=SGDRule(0.02, 0.3)),  # summed local epochs
+    "data-parallel/average": replace(AVERAGING, batch=3, optimizer=SGDRule(0.02),
+                                     beta=1e-3),  # model averaging, unbucketed
+    "bucketed/gradients": replace(BUCKETED, batch=4, optimizer=AdadeltaRule(lr=0.1),
+                                  buckets=Buckets(n=2)),  # bucketed gradient allreduce
+    "bucketed/average": replace(BUCKETED, combine="params", batch=2, optimizer=AdadeltaRule(lr=0.1),
+                                buckets=Buckets(n=2), beta=1e-3),  # bucketed model averaging
+    "data-parallel/cg": replace(CG_LONGEST_FIRST,
+                                optimizer=CGRule(iterations=2)),  # sequences longest first, CG
 }
 
 

@@ -1,5 +1,5 @@
 """Conjugate gradients in the data-parallel family (:mod:`engine.parallel.data_parallel`,
-``optimizer="cg"``): every Φ and ∇Φ is a sum over the workers' items.
+``optimizer=CGRule(...)``): every Φ and ∇Φ is a sum over the workers' items.
 
 **Who runs CG** (``master``): every replica (each Φ and ∇Φ an allreduce, one
 round per CG iteration), or rank 0 alone, which broadcasts [kind, weights]
@@ -12,6 +12,8 @@ evaluations at the initial weights instead of training: a timing run.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from engine.optim import ConjugateGradient
@@ -20,6 +22,18 @@ from engine.schedule import longest_first
 
 _STOP, _GRAD, _LOSS = 0.0, 1.0, 2.0  # CG evaluation kinds, as the master broadcasts them
 EVALUATIONS = {"grad": _GRAD, "loss": _LOSS}
+
+
+@dataclass(frozen=True)
+class CGRule:
+    """The CG optimizer of a data-parallel configuration (the module docstring)."""
+    iterations: int = 3
+    options: tuple = ()  # ((name, value), ...): keywords of engine.optim.ConjugateGradient
+    master: bool = False  # rank 0 runs CG and broadcasts [kind, weights] per evaluation
+    grad_workers: int = 0  # ranks that evaluate Φ and ∇Φ, longest-first over them (0: all)
+    loss_workers: int = 0  # ranks that evaluate Φ alone (the line search; 0: all)
+    chunk: int = 0  # items per batch of a worker's share (0: the share is one batch)
+    probe: tuple = ()  # a timing run: evaluations ("grad" | "loss") at the initial weights
 
 
 def loss_only(net, batches: list, scratch: np.ndarray) -> float:
@@ -40,7 +54,7 @@ class _Evaluations:
     the workers by one allreduce. Under ``master`` or ``probe`` an evaluation ends a round."""
 
     def __init__(self, comm, rep, idx):
-        cfg, P, r = rep.cfg, comm.size, comm.rank
+        cfg, P, r = rep.cfg.optimizer, comm.size, comm.rank
         if max(cfg.grad_workers, cfg.loss_workers) > P:
             raise ValueError(f"need {max(cfg.grad_workers, cfg.loss_workers)} ranks, have {P}")
         self.comm, self.rep, self.chunk = comm, rep, cfg.chunk
@@ -98,7 +112,7 @@ def run_cg(comm, rep, idx) -> tuple[list, dict]:
     runs it and, before each evaluation, broadcasts [kind, weights] that every rank
     evaluates at; the others serve until told to stop, and the stop carries the final
     weights, so the replicas end equal. ``probe`` evaluates at the initial weights."""
-    cfg, net, n = rep.cfg, rep.net, rep.net.n_params
+    cfg, net, n = rep.cfg.optimizer, rep.net, rep.net.n_params
     with comm.clock.untimed():  # cutting the shares into batches is set-up, not training
         ev = _Evaluations(comm, rep, idx)
     msg = np.empty(n + 1)  # (1 + n_params,): the kind of evaluation, then the weights
@@ -128,9 +142,9 @@ def run_cg(comm, rep, idx) -> tuple[list, dict]:
         for k in cfg.probe:
             order(EVALUATIONS[k], x)
     else:
-        opt = ConjugateGradient(n, **dict(cfg.cg_options))
+        opt = ConjugateGradient(n, **dict(cfg.options))
         info = {"history": opt.minimize(x, lambda w: order(_LOSS, w), lambda w: order(_GRAD, w),
-                                        iterations=cfg.cg_iterations, callback=iteration_done),
+                                        iterations=cfg.iterations, callback=iteration_done),
                 "restarts": opt.restarts}
     if cfg.master:
         msg[0], msg[1:] = _STOP, x

@@ -15,12 +15,9 @@ One worker function, :func:`dp_worker`, parametrised by :class:`DataParallel`:
   bunch;
 - ``buckets``: each epoch :func:`engine.schedule.epoch_batches` cuts the items into
   bucketed batches of ``batch`` (shortest bucket first); worker p takes every P-th
-  sequence of a batch, padded to the bucket bound.
-  Its options are epoch_batches': ``bucketing`` (optimal | quantile | equal_width |
-  megabatch | random), ``n_buckets``, ``order``, ``shuffle_within``, ``pad_to``; the
-  bounds come from the items being batched (``bounds_from="items"``: a worker's
-  portion under ``params``) or once from the whole data set (``"all"``: the bounds,
-  and so the padded shapes, are fixed before the data is split);
+  sequence of a batch, padded to the bucket bound; its options are :class:`Buckets`
+  (with ``bounds_from="all"`` the bounds, and so the padded shapes, are fixed before
+  the data is split);
 - ``longest_first``: the whole sequences are dealt to the workers once, longest
   first (:func:`engine.schedule.longest_first`); every step covers the whole set.
 
@@ -42,11 +39,12 @@ counterpart of the parameter averaging). ``round_every`` says what one round (on
 row of the log) of a per-step combine is: each ``step``, or the whole ``epoch``
 (its steps' summed losses then make one value of the curve: a run timed per epoch).
 
-**Which optimizer**: ``sgd`` (with momentum; the step divides the summed gradient
-by the count when ``reduce="mean"``, not when ``"sum"``, a bunch mode that adds them),
-``adadelta``, or ``cg`` (conjugate gradients on the full-batch gradient, so only
-with ``gradients``, every step, ``longest_first`` or a whole-set ``shares``;
-replicated or run by a master, :mod:`engine.parallel.cg`).
+**Which optimizer** (``optimizer``, a rule with its own parameters): :class:`SGDRule`
+(with momentum; the step divides the summed gradient by the count when
+``reduce="mean"``, not when ``"sum"``, a bunch mode that adds them),
+:class:`AdadeltaRule`, or :class:`engine.parallel.cg.CGRule` (conjugate gradients on
+the full-batch gradient, so only with ``gradients``, every step, ``longest_first`` or
+a whole-set ``shares``; replicated or run by a master).
 
 Serial training is the same strategy with one worker.
 
@@ -65,77 +63,108 @@ import numpy as np
 from engine.data import Patterns
 from engine.optim import SGD, Adadelta
 from engine.parallel import driver
-from engine.parallel.cg import EVALUATIONS, run_cg
+from engine.parallel.cg import EVALUATIONS, CGRule, run_cg
 from engine.parallel.items import _Portion, lengths, n_items, share, take  # noqa: F401 (re-exported)
 from engine.schedule import BUCKETINGS, epoch_batches, longest_first
 
 SPLITS = ("random", "shares", "buckets", "longest_first")
 COMBINES = ("gradients", "updates", "params")
-OPTIMIZERS = ("sgd", "adadelta", "cg")
+
+
+@dataclass(frozen=True)
+class SGDRule:
+    """SGD with momentum (:class:`engine.optim.SGD`); the step divides the summed gradient by
+    the count when ``reduce="mean"``, not when ``"sum"``."""
+    lr: float = 0.1
+    momentum: float = 0.0
+
+    def make(self, n_params: int) -> SGD:
+        return SGD(n_params, lr=self.lr, momentum=self.momentum)
+
+
+@dataclass(frozen=True)
+class AdadeltaRule:
+    """ADADELTA (:class:`engine.optim.Adadelta`), ρ and ε Lasagne's defaults."""
+    lr: float = 1.0
+    rho: float = 0.95
+    eps: float = 1e-6
+
+    def make(self, n_params: int) -> Adadelta:
+        return Adadelta(n_params, lr=self.lr, rho=self.rho, eps=self.eps)
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """``split="buckets"``: the options of :func:`engine.schedule.epoch_batches` (``method``
+    its bucketing); the bounds come from the items being batched (``bounds_from="items"``:
+    a worker's portion under ``params``) or once from the whole data set (``"all"``)."""
+    n: int = 3
+    method: str = "optimal"  # optimal | quantile | equal_width | megabatch | random
+    order: str = "short_first"  # the batch order, or "random"
+    shuffle_within: bool = True
+    pad_to: str = "bucket"  # or "batch"
+    bounds_from: str = "items"  # or "all"
 
 
 @dataclass(frozen=True)
 class DataParallel:
+    """One data-parallel configuration (the module docstring); validated once per run by
+    :meth:`problem`. Variants are values of these fields, e.g. :data:`LOCAL_EPOCHS`."""
     split: str = "shares"
     combine: str = "gradients"
     reduce: str = "mean"  # sum | mean: of the combined gradients/updates, and the SGD count
-    optimizer: str = "sgd"
+    optimizer: SGDRule | AdadeltaRule | CGRule = SGDRule()
     batch: int = 8  # items per bunch (shares, buckets) or per local epoch (random)
     epochs: int = 1  # passes; for ``random``, rounds = epochs·⌈n / (P·batch)⌉
-    lr: float = 0.1
-    momentum: float = 0.0
-    beta: float = 0.0  # β of V(e) = v̄(e) − β·V(e−1) (per-step combines: at epoch end if ≠ 0)
-    n_buckets: int = 3
-    cg_iterations: int = 3
     rounds: int = 0  # random: local epochs per epoch (0: ⌈n / (P·batch)⌉)
-    own_key: int = 2  # each worker's own stream is driver.stream(seed, own_key, rank)
-    rho: float = 0.95  # ADADELTA's ρ and ε (Lasagne's defaults)
-    eps: float = 1e-6
-    bucketing: str = "optimal"  # split="buckets": epoch_batches' method
-    order: str = "short_first"  # ... its batch order, or "random"
-    shuffle_within: bool = True
-    pad_to: str = "bucket"  # ... or "batch"
-    bounds_from: str = "items"  # ... or "all": the bounds once from the whole data set
+    beta: float = 0.0  # β of V(e) = v̄(e) − β·V(e−1) (per-step combines: at epoch end if ≠ 0)
     round_every: str = "step"  # one round per step, or per "epoch" (per-step combines)
-    cg_options: tuple = ()  # ((name, value), ...): keywords of engine.optim.ConjugateGradient
-    master: bool = False  # CG: rank 0 runs it and broadcasts [kind, weights] per evaluation
-    grad_workers: int = 0  # CG: ranks that evaluate Φ and ∇Φ, longest-first over them (0: all)
-    loss_workers: int = 0  # CG: ranks that evaluate Φ alone (the line search; 0: all)
-    chunk: int = 0  # CG: items per batch of a worker's share (0: the share is one batch)
-    probe: tuple = ()  # CG timing run: evaluations ("grad" | "loss") at the initial weights
+    buckets: Buckets = Buckets()
 
     @property
     def every(self) -> str:
         return "epoch" if self.combine == "params" else "step"
 
+    @property
+    def cg(self) -> CGRule | None:
+        return self.optimizer if isinstance(self.optimizer, CGRule) else None
+
     def problem(self, data) -> str | None:
         """Why this configuration cannot apply to ``data``, or None."""
-        if self.split not in SPLITS or self.combine not in COMBINES or self.optimizer not in OPTIMIZERS:
-            return f"unknown split/combine/optimizer {self.split}/{self.combine}/{self.optimizer}"
+        b, cg = self.buckets, self.cg
+        if self.split not in SPLITS or self.combine not in COMBINES:
+            return f"unknown split/combine {self.split}/{self.combine}"
+        if not isinstance(self.optimizer, (SGDRule, AdadeltaRule, CGRule)):
+            return f"optimizer must be an SGDRule, AdadeltaRule or CGRule, got {self.optimizer!r}"
         if self.reduce not in ("sum", "mean"):
             return f"reduce must be sum or mean, got {self.reduce!r}"
-        if self.bounds_from not in ("items", "all") or self.round_every not in ("step", "epoch"):
+        if b.bounds_from not in ("items", "all") or self.round_every not in ("step", "epoch"):
             return (f"bounds_from must be items or all, round_every step or epoch: "
-                    f"{self.bounds_from}, {self.round_every}")
-        if self.bucketing not in BUCKETINGS and self.bucketing not in ("random", "megabatch"):
-            return f"unknown bucketing {self.bucketing!r}"
+                    f"{b.bounds_from}, {self.round_every}")
+        if b.method not in BUCKETINGS and b.method not in ("random", "megabatch"):
+            return f"unknown bucketing {b.method!r}"
         if self.split == "buckets" and isinstance(data, Patterns):
             return "buckets group sequences of similar length; these are independent patterns"
-        if self.optimizer == "cg":
+        if cg is not None:
             if self.combine != "gradients" or self.split not in ("longest_first", "shares"):
                 return "CG needs the full-batch gradient: combine gradients of a whole-set split"
             if self.split == "shares" and self.batch < n_items(data):
                 return "CG needs the full-batch gradient: a bunch must hold the whole set"
-        if self.optimizer != "cg" and (self.master or self.grad_workers or self.loss_workers
-                                       or self.chunk or self.probe or self.cg_options):
-            return "master, grad/loss workers, chunk, probe and cg_options are options of CG"
-        if (self.grad_workers or self.loss_workers) and self.split != "longest_first":
-            return "separate grad/loss worker counts deal the items longest-first"
-        if any(k not in EVALUATIONS for k in self.probe):
-            return f"probe evaluations are {tuple(EVALUATIONS)}, got {self.probe}"
-        if self.combine == "updates" and self.optimizer != "sgd":
+            if (cg.grad_workers or cg.loss_workers) and self.split != "longest_first":
+                return "separate grad/loss worker counts deal the items longest-first"
+            if any(k not in EVALUATIONS for k in cg.probe):
+                return f"probe evaluations are {tuple(EVALUATIONS)}, got {cg.probe}"
+        if self.combine == "updates" and not isinstance(self.optimizer, SGDRule):
             return "combining updates is defined for SGD updates (−η·g/count)"
         return None
+
+
+# the variants as presets: replace(PRESET, batch=..., optimizer=...) for a configuration
+BUNCHES = DataParallel(split="shares", combine="gradients")  # gradients allreduced per bunch
+LOCAL_EPOCHS = DataParallel(split="random", combine="updates", reduce="sum")  # summed updates
+AVERAGING = DataParallel(split="shares", combine="params")  # model averaging per epoch
+BUCKETED = DataParallel(split="buckets", combine="gradients", optimizer=AdadeltaRule())
+CG_LONGEST_FIRST = DataParallel(split="longest_first", combine="gradients", optimizer=CGRule())
 
 
 class Hooks:
@@ -208,9 +237,10 @@ def random_steps(n: int, m: int, rounds: int, rng):
 def bucket_bounds(cfg: DataParallel, data):
     """The bucket bounds computed once from all of ``data`` (``bounds_from="all"``), else
     None (epoch_batches computes them from the items it batches)."""
-    if cfg.split != "buckets" or cfg.bounds_from != "all" or cfg.bucketing not in BUCKETINGS:
+    b = cfg.buckets
+    if cfg.split != "buckets" or b.bounds_from != "all" or b.method not in BUCKETINGS:
         return None
-    return BUCKETINGS[cfg.bucketing](data.lengths, cfg.n_buckets)
+    return BUCKETINGS[b.method](data.lengths, b.n)
 
 
 def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rng, lpt=None,
@@ -229,9 +259,10 @@ def local_steps(cfg: DataParallel, data, *, P: int, rank: int, order_rng, own_rn
         perm = order_rng.permutation(n)
         return [(perm[s:s + cfg.batch][share(len(perm[s:s + cfg.batch]), P, rank)], None)
                 for s in range(0, n, cfg.batch)]
-    bts = epoch_batches(data.lengths, cfg.batch, order_rng, method=cfg.bucketing,
-                        n_buckets=cfg.n_buckets, bounds=bounds, order=cfg.order,
-                        shuffle_within=cfg.shuffle_within, pad_to=cfg.pad_to)
+    b = cfg.buckets
+    bts = epoch_batches(data.lengths, cfg.batch, order_rng, method=b.method, n_buckets=b.n,
+                        bounds=bounds, order=b.order, shuffle_within=b.shuffle_within,
+                        pad_to=b.pad_to)
     return [(bt.idx[rank::P], bt.pad_len) for bt in bts]
 
 
@@ -250,8 +281,7 @@ class _Replica:
         # in the message (no copy per step)
         self.g = self.buf[:n] if cfg.combine == "gradients" else np.empty(n)
         self.u = np.empty(n)  # (n_params,) combined update
-        self.opt = (Adadelta(n, lr=cfg.lr, rho=cfg.rho, eps=cfg.eps) if cfg.optimizer == "adadelta"
-                    else SGD(n, lr=cfg.lr, momentum=cfg.momentum))
+        self.opt = None if cfg.cg is not None else cfg.optimizer.make(n)
 
     def grad(self, idx, pad_len) -> float:
         """Σ loss over the items ``idx``; Σ gradient into ``self.g`` (zeros if none)."""
@@ -286,12 +316,13 @@ def _sync_step(comm, rep: _Replica, idx, pad_len, recv, grad) -> float:
 
 
 def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hooks | None = None,
-              init_key: tuple = (0,)) -> dict:
+              init_key: tuple = (0,), own_key: int = 2) -> dict:
     """SPMD body of every data-parallel strategy: the same code on any communicator.
 
     ``make_net(rng)`` builds the network and initialises it from ``rng``, the
-    stream ``init_key`` shared by all workers (so every replica starts equal; a
-    configuration that keeps a stream of its own names its key). ``hooks``: what
+    stream ``init_key`` shared by all workers (so every replica starts equal); each worker
+    draws its own items (``random``) from ``driver.stream(seed, own_key, rank)``. A
+    configuration that keeps streams of its own names their keys. ``hooks``: what
     the configuration adds (:class:`Hooks`; this worker works on a copy of it).
     Under CG the result adds ``kinds`` (every evaluation's kind, 1 gradient, 2 loss
     alone) and, where CG ran (every rank, or rank 0 under ``master``), its
@@ -299,7 +330,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
     """
     P, r = comm.size, comm.rank
     net = make_net(driver.stream(seed, *init_key))
-    order_rng, own_rng = driver.stream(seed, 1), driver.stream(seed, cfg.own_key, r)
+    order_rng, own_rng = driver.stream(seed, 1), driver.stream(seed, own_key, r)
     if hooks is not None:
         if not hooks.loss_count and cfg.combine != "updates":
             raise ValueError("only combined updates can leave the loss and count out")
@@ -330,7 +361,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
     comm.start_clock()
     stop = False
     for e in range(cfg.epochs):
-        if cfg.optimizer == "cg":
+        if cfg.cg is not None:
             c, cg_info = run_cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
                                                        own_rng=own_rng, lpt=lpt)[0][0])
             curve += c

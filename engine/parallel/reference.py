@@ -20,26 +20,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.optim import SGD, Adadelta, ConjugateGradient
+from engine.optim import ConjugateGradient
 from engine.parallel import driver
 from engine.parallel.data_parallel import (DataParallel, _Portion, bucket_bounds, lengths,
                                            local_steps, n_items, take)
 
 
-def _optimizer(cfg: DataParallel, n: int):
-    return Adadelta(n, lr=cfg.lr, rho=cfg.rho, eps=cfg.eps) if cfg.optimizer == "adadelta" else SGD(n, lr=cfg.lr,
-                                                                          momentum=cfg.momentum)
-
-
-def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: int) -> np.ndarray:
-    """The final parameters of ``cfg`` run by ``workers`` workers, computed serially."""
+def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: int,
+                     own_key: int = 2) -> np.ndarray:
+    """The final parameters of ``cfg`` run by ``workers`` workers, computed serially
+    (``own_key``: :func:`engine.parallel.data_parallel.dp_worker`'s)."""
     P = workers
     orders = [driver.stream(seed, 1) for _ in range(P)]  # each worker's copy of the shared stream
-    own = [driver.stream(seed, cfg.own_key, p) for p in range(P)]
+    own = [driver.stream(seed, own_key, p) for p in range(P)]
     nets = [make_net(driver.stream(seed, 0)) for _ in range(P if cfg.combine == "params" else 1)]
     net, n = nets[0], nets[0].n_params
     g = np.empty(n)  # (n_params,)
-    opts = [_optimizer(cfg, n) for _ in nets]
+    opts = [cfg.optimizer.make(n) for _ in nets] if cfg.cg is None else []
     lpt = None
     if cfg.split == "longest_first":
         from engine.schedule import longest_first
@@ -48,7 +45,7 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
     V_prev = net.params.copy()
     bounds = bucket_bounds(cfg, data)
     for _ in range(cfg.epochs):
-        if cfg.optimizer == "cg":
+        if cfg.cg is not None:
             batch = take(data, np.arange(n_items(data)))
 
             def phi(x):
@@ -60,8 +57,8 @@ def serial_reference(make_net, data, cfg: DataParallel, *, workers: int, seed: i
                 return net.loss_and_grad(batch, g), g.copy()
 
             x = net.params.copy()
-            ConjugateGradient(n, **dict(cfg.cg_options)).minimize(x, phi, phi_grad,
-                                                                  iterations=cfg.cg_iterations)
+            ConjugateGradient(n, **dict(cfg.cg.options)).minimize(x, phi, phi_grad,
+                                                                  iterations=cfg.cg.iterations)
             net.params[:] = x
             continue
         if cfg.combine != "params":

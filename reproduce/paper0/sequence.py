@@ -23,11 +23,14 @@ loss (Kalman & Kwasny's) are the Elman net's. The worker is
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from engine.nets import elman as E
 from engine.parallel import driver
-from engine.parallel.data_parallel import EVALUATIONS, DataParallel, dp_worker
+from engine.parallel.data_parallel import (CG_LONGEST_FIRST, EVALUATIONS, CGRule, DataParallel,
+                                           dp_worker)
 from engine.schedule import longest_first
 from engine.perfmodel import FREE
 
@@ -45,10 +48,9 @@ def configuration(*, workers_deriv: int, workers_fwd: int, iterations: int = 0, 
                   cg: dict | None = None, probe: tuple = ()) -> DataParallel:
     """§2.2 as a data-parallel configuration: longest-first shares of whole sequences,
     CG run by rank 0 (``master``), separate derivative and forward worker counts."""
-    return DataParallel(split="longest_first", combine="gradients", optimizer="cg",
-                        cg_iterations=iterations, cg_options=tuple((cg or {}).items()), master=True,
-                        grad_workers=workers_deriv, loss_workers=workers_fwd, chunk=chunk,
-                        probe=tuple(probe))
+    return replace(CG_LONGEST_FIRST, optimizer=CGRule(
+        iterations=iterations, options=tuple((cg or {}).items()), master=True,
+        grad_workers=workers_deriv, loss_workers=workers_fwd, chunk=chunk, probe=tuple(probe)))
 
 
 class _Replica:
@@ -71,7 +73,7 @@ def _run(net: E.Elman, data: E.Sequences, x0, method: str, cfg: DataParallel, *,
     why = cfg.problem(data)
     if why:
         raise ValueError(why)
-    return driver.run(dp_worker, workers=max(cfg.grad_workers, cfg.loss_workers), backend=backend,
+    return driver.run(dp_worker, workers=max(cfg.cg.grad_workers, cfg.cg.loss_workers), backend=backend,
                       comm=comm, profile=profile, max_elems=net.n_params + 1,
                       make_net=_Replica(net, x0, method), data=data, cfg=cfg, seed=0)
 

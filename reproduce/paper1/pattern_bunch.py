@@ -26,12 +26,14 @@ cost (:data:`engine.perfmodel.FREE`).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from engine.losses import get_loss
 from engine.nets.mlp import MLP
 from engine.parallel import driver
-from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker
+from engine.parallel.data_parallel import BUNCHES, DataParallel, Hooks, SGDRule, dp_worker
 from engine.perfmodel import FREE
 from reproduce.paper1.bunch import (INIT_KEY, BunchConfig, InputFeed, bunches, collect, data_rng,
                                      epoch_chunks, frame_accuracy)
@@ -67,8 +69,8 @@ def as_data_parallel(cfg: BunchConfig) -> DataParallel:
     """PP is the data-parallel family's ``shares``/``gradients`` SGD: every slave
     takes the same step, the bunch's, with Quicknet's divisor (:meth:`BunchConfig.count`).
     The split's order is replaced by :meth:`QuicknetFeed.steps`."""
-    return DataParallel(split="shares", combine="gradients", reduce=cfg.update, optimizer="sgd",
-                        batch=cfg.bunch, epochs=cfg.epochs, lr=cfg.lr, momentum=cfg.momentum)
+    return replace(BUNCHES, reduce=cfg.update, optimizer=SGDRule(cfg.lr, cfg.momentum),
+                   batch=cfg.bunch, epochs=cfg.epochs)
 
 
 class QuicknetFeed(Hooks):

@@ -32,7 +32,7 @@ numerically it is the same run as the SPMD one with the same seed.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -43,7 +43,8 @@ from engine.losses import ctc_loss_and_grad
 from engine.nets.lstm import LSTM
 from engine.optim import Adadelta
 from engine.parallel import driver
-from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker
+from engine.parallel.data_parallel import (BUCKETED, AdadeltaRule, Buckets, DataParallel, Hooks,
+                                           dp_worker)
 from engine.schedule import BUCKETINGS, Batch, epoch_batches
 from engine.timing import RunRecord
 
@@ -141,12 +142,13 @@ def dp_config(cfg: SeqConfig, workers: int) -> DataParallel:
     eq. (3) each epoch (each worker's batches of k), ``allreduce`` the gradients of global
     batches of P·k with the same decay at epoch end, one round per epoch."""
     avg = cfg.scheme == "average"
-    return DataParallel(
-        split="buckets", combine="params" if avg else "gradients", reduce="mean",
-        optimizer="adadelta", batch=cfg.batch_size * (1 if avg else workers), epochs=cfg.epochs,
-        lr=cfg.lr, rho=cfg.rho, eps=cfg.eps, beta=cfg.beta, n_buckets=cfg.n_buckets,
-        bucketing=cfg.method, order=cfg.order, shuffle_within=cfg.shuffle_within,
-        pad_to=cfg.pad_to, bounds_from="all", round_every="epoch")
+    return replace(
+        BUCKETED, combine="params" if avg else "gradients",
+        optimizer=AdadeltaRule(cfg.lr, cfg.rho, cfg.eps),
+        batch=cfg.batch_size * (1 if avg else workers), epochs=cfg.epochs, beta=cfg.beta,
+        buckets=Buckets(n=cfg.n_buckets, method=cfg.method, order=cfg.order,
+                        shuffle_within=cfg.shuffle_within, pad_to=cfg.pad_to, bounds_from="all"),
+        round_every="epoch")
 
 
 def _make_net(rng, *, n_in: int, n_hidden: int, n_out: int, scale: float) -> LSTM:

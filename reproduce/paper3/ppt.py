@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -43,7 +43,8 @@ from engine.data import Patterns
 from engine.losses import get_loss, mean_squared_error, per_pattern_squared_error
 from engine.nets.mlp import MLP
 from engine.parallel import driver
-from engine.parallel.data_parallel import DataParallel, Hooks, dp_worker, message_size
+from engine.parallel.data_parallel import (LOCAL_EPOCHS, DataParallel, Hooks, SGDRule, dp_worker,
+                                           message_size)
 from engine.timing import RunRecord
 
 
@@ -83,9 +84,8 @@ def data_parallel(cfg: PPTConfig, n: int, workers: int) -> DataParallel:
     allgathered and summed (``reduce="sum"``, count = local_epoch) or averaged
     (``"mean"``, count = P·local_epoch); momentum applies to the sum (§4, §4.1).
     One epoch of ``max_rounds`` rounds: the stopping rule ends it early."""
-    return DataParallel(split="random", combine="updates", reduce=cfg.combine, optimizer="sgd",
-                        batch=int(cfg.local_epoch), epochs=1, rounds=cfg.max_rounds(n, workers),
-                        lr=cfg.lr, momentum=cfg.momentum, own_key=SAMPLING_KEY)
+    return replace(LOCAL_EPOCHS, reduce=cfg.combine, optimizer=SGDRule(cfg.lr, cfg.momentum),
+                   batch=int(cfg.local_epoch), epochs=1, rounds=cfg.max_rounds(n, workers))
 
 
 def _mlp(sizes, activation, init_scale, rng) -> MLP:
@@ -206,7 +206,7 @@ def train_pattern_parallel(X, T, *, sizes, activation: str, cfg: PPTConfig, seed
                      max_elems=message_size(MLP(sizes).n_params, hooks),
                      make_net=partial(_mlp, sizes, activation, init_scale),
                      data=Patterns(X, T), cfg=data_parallel(cfg, n, workers), seed=seed,
-                     hooks=hooks)
+                     hooks=hooks, own_key=SAMPLING_KEY)
     if res is None:
         return None
     r0, m = res[0], cfg.local_epoch

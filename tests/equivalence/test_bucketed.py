@@ -163,7 +163,7 @@ def test_both_schemes_are_data_parallel_configurations(scheme):
     ref = serial_reference(net_maker(data, K, cfg), train, dp, workers=3, seed=4)
     np.testing.assert_allclose(emu.params, ref, rtol=0, atol=1e-10)
     assert emu.rounds == cfg.epochs  # one round per epoch in both schemes
-    wrong = replace(dp, beta=0.0) if scheme == "allreduce" else replace(dp, bounds_from="items")
+    wrong = replace(dp, beta=0.0) if scheme == "allreduce" else replace(dp, buckets=replace(dp.buckets, bounds_from="items"))
     bad = serial_reference(net_maker(data, K, cfg), train, wrong, workers=3, seed=4)
     assert np.max(np.abs(emu.params - bad)) > 1e-6
 

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from engine.parallel.data_parallel import train_data_parallel
+from engine.parallel.data_parallel import AdadeltaRule, CGRule, train_data_parallel
 from engine.parallel.reference import serial_reference
 from reproduce import matrix as M
 
@@ -53,9 +53,9 @@ PERTURB = {  # a change the comparison must notice, per strategy
     "data-parallel/gradients": dict(reduce="sum"),
     "data-parallel/updates": dict(reduce="mean"),
     "data-parallel/average": dict(beta=0.0),
-    "bucketed/gradients": dict(lr=0.9),
+    "bucketed/gradients": dict(optimizer=AdadeltaRule(lr=0.9)),
     "bucketed/average": dict(beta=0.0),
-    "data-parallel/cg": dict(cg_iterations=1),
+    "data-parallel/cg": dict(optimizer=CGRule(iterations=1)),
 }
 
 

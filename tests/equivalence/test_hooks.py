@@ -6,12 +6,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine.parallel.data_parallel import DataParallel, Hooks, train_data_parallel
+from engine.parallel.data_parallel import DataParallel, Hooks, SGDRule, train_data_parallel
 from reproduce import matrix as M
 
 W = M.workloads()["mlp"]
-GRAD = DataParallel(split="shares", combine="gradients", batch=6, epochs=3, lr=0.02, momentum=0.5)
-UPD = DataParallel(split="random", combine="updates", reduce="sum", batch=3, epochs=2, lr=0.02)
+GRAD = DataParallel(split="shares", combine="gradients", batch=6, epochs=3,
+                    optimizer=SGDRule(lr=0.02, momentum=0.5))
+UPD = DataParallel(split="random", combine="updates", reduce="sum", batch=3, epochs=2,
+                   optimizer=SGDRule(lr=0.02))
 
 
 def run(cfg, hooks=None, P=2):

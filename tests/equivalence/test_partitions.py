@@ -213,7 +213,9 @@ def test_sequence_partition_is_master_cg_of_the_data_parallel_family():
     assert (kinds == 1.0).sum() == 5 and (kinds == 2.0).sum() == sum(h["evals"]) == r["record"].rounds - 5
     h2, x2 = _master_cg_reference(d, x0, workers_deriv=3, workers_fwd=2, iterations=4, chunk=3)
     assert not np.array_equal(r["params"], x2)
-    # the options are CG's: another optimizer refuses them
+    # the configuration is checked once: an optimizer that is no rule, and separate worker
+    # counts on a split that does not deal longest-first, are refused
     cfg = sequence.configuration(workers_deriv=3, workers_fwd=2)
     assert cfg.problem(d) is None
-    assert "CG" in replace(cfg, optimizer="sgd").problem(d)
+    assert "optimizer must be" in replace(cfg, optimizer="cg").problem(d)
+    assert "longest-first" in replace(cfg, split="shares", batch=10**6).problem(d)

@@ -202,11 +202,9 @@ def test_ppt_is_a_data_parallel_configuration(combine):
     """PPT runs as dp_worker's ``random``/``updates`` configuration plus the §4.1 stopping
     rule: the family's own serial reference of that configuration (the same sampling
     streams) gives the same weights; the family's default stream keys do not."""
-    from dataclasses import replace
-
     from engine.data import Patterns
     from engine.parallel.reference import serial_reference
-    from reproduce.paper3.ppt import data_parallel
+    from reproduce.paper3.ppt import SAMPLING_KEY, data_parallel
 
     P, cfg = 3, make_cfg(3, combine=combine)
     rec = run("emulated", P, cfg)
@@ -219,9 +217,9 @@ def test_ppt_is_a_data_parallel_configuration(combine):
         net.init_uniform(rng, scale=INIT_SCALE)
         return net
 
-    ref = serial_reference(make_net, Patterns(X, T), dp, workers=P, seed=7)
+    ref = serial_reference(make_net, Patterns(X, T), dp, workers=P, seed=7, own_key=SAMPLING_KEY)
     np.testing.assert_allclose(rec.params, ref, rtol=RTOL, atol=1e-14)
-    wrong = serial_reference(make_net, Patterns(X, T), replace(dp, own_key=2), workers=P, seed=7)
+    wrong = serial_reference(make_net, Patterns(X, T), dp, workers=P, seed=7, own_key=2)
     assert not np.allclose(rec.params, wrong, rtol=1e-6)
 
 
