@@ -336,14 +336,17 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
             raise ValueError("only combined updates can leave the loss and count out")
         hooks = copy.copy(hooks)
     rep = _Replica(net, data, cfg, hooks)
+    lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
+    if cfg.cg is not None:
+        return _fit_cg(comm, rep, hooks, lambda: local_steps(
+            cfg, data, P=P, rank=r, order_rng=order_rng, own_rng=own_rng, lpt=lpt)[0][0])
     n, extra = net.n_params, rep.extras.size
     recv = np.empty((P, rep.msg.size))  # (P, message)
     k = rep.msg.size - extra  # where the extras start (recv[:, -0:] would be everything)
     combined = recv[:, k:] if cfg.combine == "updates" else rep.extras  # the extras, combined
-    lpt = longest_first(lengths(data), P) if cfg.split == "longest_first" else None
     bounds = bucket_bounds(cfg, data)
     V_prev = net.params.copy()  # V(e−1) of the decay
-    curve, cg_info = [], {}
+    curve = []
     # which hooks act, decided once: one left out costs nothing per step
     own_steps, end_epoch = _overrides(hooks, "steps"), _overrides(hooks, "end_epoch")
     after = hooks.after_step if _overrides(hooks, "after_step") else None
@@ -361,11 +364,7 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
     comm.start_clock()
     stop = False
     for e in range(cfg.epochs):
-        if cfg.cg is not None:
-            c, cg_info = run_cg(comm, rep, local_steps(cfg, data, P=P, rank=r, order_rng=order_rng,
-                                                       own_rng=own_rng, lpt=lpt)[0][0])
-            curve += c
-        elif cfg.combine != "params":
+        if cfg.combine != "params":
             steps = (hooks.steps(comm, rep, e) if own_steps else
                      local_steps(cfg, data, P=P, rank=r, order_rng=order_rng, own_rng=own_rng,
                                  lpt=lpt, bounds=bounds))
@@ -411,7 +410,31 @@ def dp_worker(comm, *, make_net, data, cfg: DataParallel, seed: int, hooks: Hook
                 stop = bool(hooks.end_epoch(comm, rep, e)) or stop
         if stop:
             break
-    res = {"curve": np.asarray(curve), "params": net.params.copy(), **cg_info}
+    res = {"curve": np.asarray(curve), "params": net.params.copy()}
+    if hooks is not None:
+        res.update(hooks.result(comm, rep))
+    return res
+
+
+def _fit_cg(comm, rep: _Replica, hooks: Hooks | None, items) -> dict:
+    """The CG loop beside :func:`dp_worker`'s step loop (as scikit-learn's ``_fit_lbfgs``
+    beside ``_fit_stochastic``): each epoch one CG run (:func:`engine.parallel.cg.run_cg`)
+    on this worker's items, ``items()`` (drawn inside the timed region, as the step loop
+    draws its steps); the hooks' :meth:`Hooks.start`, :meth:`Hooks.end_epoch` and
+    :meth:`Hooks.result` only."""
+    cfg, net = rep.cfg, rep.net
+    if hooks is not None:
+        hooks.start(comm, rep)
+    comm.start_clock()
+    curve, info = [], {}
+    for e in range(cfg.epochs):
+        c, info = run_cg(comm, rep, items())
+        curve += c
+        if _overrides(hooks, "end_epoch"):
+            with comm.clock.untimed():
+                if hooks.end_epoch(comm, rep, e):
+                    break
+    res = {"curve": np.asarray(curve), "params": net.params.copy(), **info}
     if hooks is not None:
         res.update(hooks.result(comm, rep))
     return res
