@@ -259,6 +259,10 @@ def validate(*, workers: int, profile: MachineProfile | None = None, quick: bool
                 t, w = case.run("local", P, None)
                 meas.append(t)
                 walls.append(w)
+                # Untimed first: the local run forked its workers from this process, whose
+                # pages then take a copy-on-write fault at their next write (about 860, up to
+                # 30 ms on the 2-core VM: results/machines/dev2/issue32/validate_jobs2/).
+                case.run("emulated", P, prof)
                 emus.append(case.run("emulated", P, prof)[0])
             m, e = float(np.median(meas)), float(np.median(emus))
             ratio = e / m if m > 0 else float("nan")

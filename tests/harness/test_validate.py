@@ -160,3 +160,26 @@ def test_validate_takes_a_subset_of_P(monkeypatch):
     assert [r["P"] for r in V.validate(workers=4, Ps=[1, 4], repeats=1, busy=0, profile=FREE)] == [1, 4]
     with pytest.raises(ValueError):
         V.validate(workers=2, Ps=[4], repeats=1, busy=0, profile=FREE)
+
+
+def test_each_timed_emulated_run_follows_an_untimed_one_after_the_local_run(monkeypatch):
+    """The fork of a local run leaves this process's pages to fault at their next write, so
+    the emulated run right after it is not timed: the calls go local, emulated (dropped),
+    emulated (timed), and the row's emulated time is the timed calls' only."""
+    calls = []
+
+    def fake(quick):
+        def run(backend, P, profile):
+            calls.append(backend)
+            # the emulated run right after a local one is slow (as after a fork), later ones not
+            slow = backend == "emulated" and calls[-2:-1] == ["local"]
+            return (1.0, 1.0) if backend == "local" else (9.0 if slow else 0.5, 0.0)
+        return V.Case("-", "-", run)
+
+    monkeypatch.setattr(V, "STRATEGIES", {"fake": fake})
+    rows = V.validate(workers=1, quick=True, repeats=3, profile=FREE, busy=0)
+    assert calls == ["local", "emulated", "emulated"] * 3
+    assert rows[0]["emulated_s"] == rows[0]["emulated_max_s"] == 0.5
+    # control: the same fake timed on the first call after the local run reads slow
+    calls.clear()
+    assert [fake(True).run(b, 1, FREE)[0] for b in ("local", "emulated")] == [1.0, 9.0]
