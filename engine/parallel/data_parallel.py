@@ -108,8 +108,9 @@ class Buckets:
 
 @dataclass(frozen=True)
 class DataParallel:
-    """One data-parallel configuration (the module docstring); validated once per run by
-    :meth:`problem`. Variants are values of these fields, e.g. :data:`LOCAL_EPOCHS`."""
+    """One data-parallel configuration (the module docstring); :meth:`problem` says why it
+    cannot apply to some data (:func:`train_data_parallel` checks it before a run). Variants
+    are values of these fields, e.g. :data:`LOCAL_EPOCHS`."""
     split: str = "shares"
     combine: str = "gradients"
     reduce: str = "mean"  # sum | mean: of the combined gradients/updates, and the SGD count
