@@ -134,8 +134,9 @@ def costs(rounds: int, T: int = 300, B: int = 4, H: int = 64) -> None:
 
     def step(with_tanh: bool):
         Z = Z0.copy()
+        Whp = K._panels(Wh, B)  # made once a batch, as the loop makes it
         for t in range(T):
-            K._gates_in(t, Z, TC, Hs, Wh, zh)
+            K._gates_in(t, Z, TC, Hs, Wh, Whp, zh)
             if with_tanh:
                 np.tanh(Z[t], out=Z[t])
             K._cell(t, Z, C)
@@ -147,14 +148,15 @@ def costs(rounds: int, T: int = 300, B: int = 4, H: int = 64) -> None:
     libm_tanh(x, out)
     with threadpool_limits(1):
         full, bare = _best(lambda: step(True), rounds) / T, _best(lambda: step(False), rounds) / T
-        mm_c, mm_np = (_best(lambda: K._matmul(a, b, o), rounds, 2000),
+        bp = K._panels(b, B)
+        mm_c, mm_np = (_best(lambda: K._matmul_panels(a, bp, b, o), rounds, 2000),
                        _best(lambda: np.matmul(a, b, out=o), rounds, 2000))
         per = {"numpy tanh": _best(lambda: np.tanh(x, out=out), rounds, 10),
                "numpy exp": _best(lambda: np.exp(x, out=out), rounds, 10),
                "C library tanh (numba)": _best(lambda: libm_tanh(x, out), rounds, 10)}
     print(f"\nforward step, B = {B}, H = {H}, T = {T}, best of {rounds}: {full * 1e6:.1f} µs as run; "
           f"{bare * 1e6:.1f} µs without its two numpy tanh calls ({B * 5 * H:,} values a step)")
-    print(f"h W_h ({B} × {H} × {4 * H}): compiled FMA chain {mm_c * 1e6:.1f} µs, numpy's BLAS "
+    print(f"h W_h ({B} × {H} × {4 * H}): compiled FMA chains (b in panels) {mm_c * 1e6:.1f} µs, numpy's BLAS "
           f"{mm_np * 1e6:.1f} µs")
     for k, v in per.items():
         print(f"{k}: {v / x.size * 1e9:.1f} ns an element")

@@ -273,9 +273,11 @@ def _np_lstm_backward(Z, dH, TC, C, Wh, dZ):
 # A step's h_{t−1} W_h (B × H × 4H) is a dot product along k per entry. OpenBLAS's dgemm forms
 # each entry of an even number of rows and more than one column as one FMA chain in k from 0
 # (its 4- and 2-row kernels; an odd last row takes its one-row edge, one column a gemv, each
-# in another order). ``_matmul`` forms that chain (LLVM's ``contract`` flag, on this function
+# in another order). ``_matmul`` forms that chain (LLVM's ``contract`` flag, on these functions
 # only, turns a·b + c into an FMA), so it gives numpy's bits where ``_fused_matmul`` says so
-# and numpy's matmul runs elsewhere. ``exp`` and ``log`` compile to the C library's, which
+# and numpy's matmul runs elsewhere. The loops make W_h (W_hᵀ) into panels once a batch
+# (``_panels``), so that each k's columns of a tile are contiguous: the tile reads W_h in
+# order instead of a line 2 KiB past the last one (the same chains, the same bits). ``exp`` and ``log`` compile to the C library's, which
 # numpy's float64 loops call too on CPUs without AVX-512; ``tanh`` is engine.tanhkernel's
 # (its own tests bound it against numpy's). tests/unit/test_seqkernels.py checks the bits
 # given one tanh and bounds the difference where another BLAS or CPU orders otherwise.
@@ -286,9 +288,10 @@ def _fused_matmul(rows: int, cols: int) -> bool:
 @contextmanager
 def _slp_vectorizer():
     """LLVM's SLP vectorizer on while a kernel compiles. numba leaves it off by default
-    (numba#8852: it miscompiled other code); ``_matmul``'s 2 × 16 register tile needs it to
-    become 8 vector FMAs per k instead of 32 scalar ones. On for that kernel alone, whose bits
-    tests/unit/test_seqkernels.py checks against numpy's matmul on every shape the loops pass."""
+    (numba#8852: it miscompiled other code); the register tiles (``_matmul_4x8``,
+    ``_matmul_2x16``) need it to become 8 vector FMAs per k instead of 32 scalar ones. On for
+    those kernels alone, whose bits tests/unit/test_seqkernels.py checks against numpy's matmul
+    on every shape the loops pass."""
     from numba.core import config
 
     was = config.SLP_VECTORIZE
@@ -305,35 +308,83 @@ if njit is not None:
     _U1, _U2, _U3, _U4, _U5, _U6, _U7, _U8, _U9, _U10, _U11, _U12, _U13, _U14, _U15 = (
         uint64(c) for c in range(1, 16))  # unsigned offsets: no negative-index wraparound
 
+    @njit(cache=True, fastmath={"contract"})
+    def _edge_columns(a, b, out, i0, i1, j0):  # out[i0:i1, j0:] = a[i0:i1] @ b[:, j0:], a chain an entry
+        for i in range(i0, i1):
+            for j in range(j0, b.shape[1]):
+                p = 0.0
+                for k in range(a.shape[1]):
+                    p = a[i, k] * b[k, j] + p
+                out[i, j] = p
+
     with _slp_vectorizer():  # compiled here, for C-contiguous arrays only
-        @njit("void(float64[:, ::1], float64[:, ::1], float64[:, ::1])", cache=True,
-              fastmath={"contract"})
-        def _matmul(a, b, out):
-            """out = a @ b (a (M, K), b (K, N)), each entry one FMA chain in k from 0. Rows in
-            pairs and columns in sixteens are a register tile: 32 chains side by side, each
-            k's 16 values of b loaded once for both rows; the rest, one chain at a time."""
+        @njit("void(float64[:, ::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1])",
+              cache=True, fastmath={"contract"})
+        def _matmul_4x8(a, bp, b, out):
+            """out = a @ b for rows in fours (M % 4 = 0), b also as 8-wide panels ``bp``
+            (:func:`_panels`): each entry one FMA chain in k from 0. A 4 × 8 register tile: 32
+            chains side by side, each k's 8 values of b read once, contiguous, for four rows;
+            the columns past the last whole panel one chain at a time."""
             M, Kd = a.shape
-            N = b.shape[1]
-            bf = b.reshape(b.size)
-            M2, N16 = M - M % 2, N - N % 16
+            bf = bp.reshape(bp.size)
+            for i in range(0, M, 4):
+                for jt in range(bp.shape[0]):
+                    j, o0 = jt * 8, jt * Kd * 8
+                    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+                    q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = 0.0
+                    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
+                    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+                    for k in range(Kd):
+                        x0, x1, x2, x3 = a[i, k], a[i + 1, k], a[i + 2, k], a[i + 3, k]
+                        o = uint64(o0 + k * 8)
+                        b0, b1, b2, b3 = bf[o], bf[o + _U1], bf[o + _U2], bf[o + _U3]
+                        b4, b5, b6, b7 = bf[o + _U4], bf[o + _U5], bf[o + _U6], bf[o + _U7]
+                        p0 = x0 * b0 + p0; p1 = x0 * b1 + p1; p2 = x0 * b2 + p2; p3 = x0 * b3 + p3
+                        p4 = x0 * b4 + p4; p5 = x0 * b5 + p5; p6 = x0 * b6 + p6; p7 = x0 * b7 + p7
+                        q0 = x1 * b0 + q0; q1 = x1 * b1 + q1; q2 = x1 * b2 + q2; q3 = x1 * b3 + q3
+                        q4 = x1 * b4 + q4; q5 = x1 * b5 + q5; q6 = x1 * b6 + q6; q7 = x1 * b7 + q7
+                        r0 = x2 * b0 + r0; r1 = x2 * b1 + r1; r2 = x2 * b2 + r2; r3 = x2 * b3 + r3
+                        r4 = x2 * b4 + r4; r5 = x2 * b5 + r5; r6 = x2 * b6 + r6; r7 = x2 * b7 + r7
+                        s0 = x3 * b0 + s0; s1 = x3 * b1 + s1; s2 = x3 * b2 + s2; s3 = x3 * b3 + s3
+                        s4 = x3 * b4 + s4; s5 = x3 * b5 + s5; s6 = x3 * b6 + s6; s7 = x3 * b7 + s7
+                    out[i, j + 0] = p0; out[i, j + 1] = p1; out[i, j + 2] = p2; out[i, j + 3] = p3
+                    out[i, j + 4] = p4; out[i, j + 5] = p5; out[i, j + 6] = p6; out[i, j + 7] = p7
+                    out[i + 1, j + 0] = q0; out[i + 1, j + 1] = q1; out[i + 1, j + 2] = q2; out[i + 1, j + 3] = q3
+                    out[i + 1, j + 4] = q4; out[i + 1, j + 5] = q5; out[i + 1, j + 6] = q6; out[i + 1, j + 7] = q7
+                    out[i + 2, j + 0] = r0; out[i + 2, j + 1] = r1; out[i + 2, j + 2] = r2; out[i + 2, j + 3] = r3
+                    out[i + 2, j + 4] = r4; out[i + 2, j + 5] = r5; out[i + 2, j + 6] = r6; out[i + 2, j + 7] = r7
+                    out[i + 3, j + 0] = s0; out[i + 3, j + 1] = s1; out[i + 3, j + 2] = s2; out[i + 3, j + 3] = s3
+                    out[i + 3, j + 4] = s4; out[i + 3, j + 5] = s5; out[i + 3, j + 6] = s6; out[i + 3, j + 7] = s7
+            _edge_columns(a, b, out, 0, M, bp.shape[0] * 8)
+
+        @njit("void(float64[:, ::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1])",
+              cache=True, fastmath={"contract"})
+        def _matmul_2x16(a, bp, b, out):
+            """out = a @ b for rows in pairs (M even), b also as 16-wide panels ``bp``: a 2 × 16
+            register tile, as :func:`_matmul_4x8`; the rest one chain at a time."""
+            M, Kd = a.shape
+            bf = bp.reshape(bp.size)
+            M2 = M - M % 2
             for i in range(0, M2, 2):
-                for j in range(0, N16, 16):
+                for jt in range(bp.shape[0]):
+                    j, o0 = jt * 16, jt * Kd * 16
                     p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = p8 = p9 = p10 = p11 = p12 = p13 = p14 = p15 = 0.0
                     q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = q11 = q12 = q13 = q14 = q15 = 0.0
                     for k in range(Kd):
-                        x, y, o = a[i, k], a[i + 1, k], uint64(k * N + j)
+                        x0, x1 = a[i, k], a[i + 1, k]
+                        o = uint64(o0 + k * 16)
                         b0, b1, b2, b3 = bf[o], bf[o + _U1], bf[o + _U2], bf[o + _U3]
                         b4, b5, b6, b7 = bf[o + _U4], bf[o + _U5], bf[o + _U6], bf[o + _U7]
                         b8, b9, b10, b11 = bf[o + _U8], bf[o + _U9], bf[o + _U10], bf[o + _U11]
                         b12, b13, b14, b15 = bf[o + _U12], bf[o + _U13], bf[o + _U14], bf[o + _U15]
-                        p0 = x * b0 + p0; p1 = x * b1 + p1; p2 = x * b2 + p2; p3 = x * b3 + p3
-                        p4 = x * b4 + p4; p5 = x * b5 + p5; p6 = x * b6 + p6; p7 = x * b7 + p7
-                        p8 = x * b8 + p8; p9 = x * b9 + p9; p10 = x * b10 + p10; p11 = x * b11 + p11
-                        p12 = x * b12 + p12; p13 = x * b13 + p13; p14 = x * b14 + p14; p15 = x * b15 + p15
-                        q0 = y * b0 + q0; q1 = y * b1 + q1; q2 = y * b2 + q2; q3 = y * b3 + q3
-                        q4 = y * b4 + q4; q5 = y * b5 + q5; q6 = y * b6 + q6; q7 = y * b7 + q7
-                        q8 = y * b8 + q8; q9 = y * b9 + q9; q10 = y * b10 + q10; q11 = y * b11 + q11
-                        q12 = y * b12 + q12; q13 = y * b13 + q13; q14 = y * b14 + q14; q15 = y * b15 + q15
+                        p0 = x0 * b0 + p0; p1 = x0 * b1 + p1; p2 = x0 * b2 + p2; p3 = x0 * b3 + p3
+                        p4 = x0 * b4 + p4; p5 = x0 * b5 + p5; p6 = x0 * b6 + p6; p7 = x0 * b7 + p7
+                        p8 = x0 * b8 + p8; p9 = x0 * b9 + p9; p10 = x0 * b10 + p10; p11 = x0 * b11 + p11
+                        p12 = x0 * b12 + p12; p13 = x0 * b13 + p13; p14 = x0 * b14 + p14; p15 = x0 * b15 + p15
+                        q0 = x1 * b0 + q0; q1 = x1 * b1 + q1; q2 = x1 * b2 + q2; q3 = x1 * b3 + q3
+                        q4 = x1 * b4 + q4; q5 = x1 * b5 + q5; q6 = x1 * b6 + q6; q7 = x1 * b7 + q7
+                        q8 = x1 * b8 + q8; q9 = x1 * b9 + q9; q10 = x1 * b10 + q10; q11 = x1 * b11 + q11
+                        q12 = x1 * b12 + q12; q13 = x1 * b13 + q13; q14 = x1 * b14 + q14; q15 = x1 * b15 + q15
                     out[i, j + 0] = p0; out[i, j + 1] = p1; out[i, j + 2] = p2; out[i, j + 3] = p3
                     out[i, j + 4] = p4; out[i, j + 5] = p5; out[i, j + 6] = p6; out[i, j + 7] = p7
                     out[i, j + 8] = p8; out[i, j + 9] = p9; out[i, j + 10] = p10; out[i, j + 11] = p11
@@ -342,14 +393,36 @@ if njit is not None:
                     out[i + 1, j + 4] = q4; out[i + 1, j + 5] = q5; out[i + 1, j + 6] = q6; out[i + 1, j + 7] = q7
                     out[i + 1, j + 8] = q8; out[i + 1, j + 9] = q9; out[i + 1, j + 10] = q10; out[i + 1, j + 11] = q11
                     out[i + 1, j + 12] = q12; out[i + 1, j + 13] = q13; out[i + 1, j + 14] = q14; out[i + 1, j + 15] = q15
-            for i in range(M):
-                for j in range(N):
-                    if i < M2 and j < N16:
-                        continue
-                    p = 0.0
-                    for k in range(Kd):
-                        p = a[i, k] * b[k, j] + p
-                    out[i, j] = p
+            _edge_columns(a, b, out, 0, M2, bp.shape[0] * 16)
+            _edge_columns(a, b, out, M2, M, 0)
+
+    @njit(cache=True)
+    def _panels(b, rows):
+        """b (K, N) as the panels the tile for ``rows`` rows reads: (N // w, K, w), w = 8
+        where rows % 4 = 0, else 16 (panel jt holds columns jt·w … jt·w + w − 1). Made once a
+        batch: b is W_h or W_hᵀ, the same at every step."""
+        w = 8 if rows % 4 == 0 else 16
+        Kd, N = b.shape
+        bp = np.empty((N // w, Kd, w))
+        for jt in range(N // w):
+            for k in range(Kd):
+                for c in range(w):
+                    bp[jt, k, c] = b[k, jt * w + c]
+        return bp
+
+    @njit(cache=True)
+    def _matmul_panels(a, bp, b, out):  # out = a @ b, ``bp`` = _panels(b, a.shape[0])
+        if a.shape[0] % 4 == 0:
+            _matmul_4x8(a, bp, b, out)
+        else:
+            _matmul_2x16(a, bp, b, out)
+
+    @njit(cache=True)
+    def _matmul(a, b, out):
+        """out = a @ b (a (M, K), b (K, N), C-contiguous), each entry one FMA chain in k from
+        0: rows in fours (4 × 8 tile) where M % 4 = 0, else in pairs (2 × 16), read from b
+        made into panels first."""
+        _matmul_panels(a, _panels(b, a.shape[0]), b, out)
 
     def _matmul_sound() -> bool:
         """Whether the compiled tile computes a @ b here, within 1e-12 of Σ|a||b| (the bound
@@ -381,9 +454,9 @@ if njit is not None:
                 Z[t, b, j] = v * 0.5 if j < H3 else v
 
     @njit(cache=True)
-    def _gates_in(t, Z, TC, Hs, Wh, zh):  # the three above in one call
+    def _gates_in(t, Z, TC, Hs, Wh, Whp, zh):  # the three above in one call (Whp: W_h's panels)
         _h_prev(t, Z, TC, Hs)
-        _matmul(Hs[t], Wh, zh)
+        _matmul_panels(Hs[t], Whp, Wh, zh)
         _gates_add(t, Z, zh)
 
     @njit(cache=True)
@@ -418,9 +491,10 @@ if njit is not None:
     def _nb_lstm_backward_loop(Z, dH, TC, C, WhT, dZ):
         T, B, H = dH.shape
         dh, dc = np.zeros((B, H)), np.zeros((B, H))
+        WhTp = _panels(WhT, B)
         for t in range(T - 1, -1, -1):
             _back_step(Z[t], dH[t], TC[t], C[t - 1] if t > 0 else C[0], dh, dc, dZ[t], t == 0)
-            _matmul(dZ[t], WhT, dh)
+            _matmul_panels(dZ[t], WhTp, WhT, dh)
 
     @njit(cache=True)
     def _ctc_rescaled(u, ext, skip, Tb, Sb, grad, need_grad, fallback):
@@ -540,8 +614,9 @@ if njit is not None:
 
         @njit(cache=True, error_model="numpy")
         def _forward_loop(Z, Wh, C, Hs, TC, zh):
+            Whp = _panels(Wh, Z.shape[1])
             for t in range(Z.shape[0]):
-                _gates_in(t, Z, TC, Hs, Wh, zh)
+                _gates_in(t, Z, TC, Hs, Wh, Whp, zh)
                 _cell_tanh(t, Z, C, TC)
 
 
@@ -556,9 +631,10 @@ def _nb_lstm_forward(Z, Wh, C, Hs, TC):
     if COMPILED and fused:
         _forward_loop(Z, Wh, C, Hs, TC, zh)
     else:
+        Whp = _panels(Wh, B) if fused else None
         for t in range(T):
             if fused:
-                _gates_in(t, Z, TC, Hs, Wh, zh)
+                _gates_in(t, Z, TC, Hs, Wh, Whp, zh)
             else:
                 _h_prev(t, Z, TC, Hs)
                 _gates_add(t, Z, np.matmul(Hs[t], Wh, out=zh))

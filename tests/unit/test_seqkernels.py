@@ -154,7 +154,9 @@ def test_a_backward_step_forming_sigma_prime_another_way_is_caught(monkeypatch):
 
 
 MATMUL_SHAPES = [(2, 64, 256), (4, 256, 64), (6, 16, 64), (3, 5, 20), (7, 17, 4), (5, 12, 48),
-                 (1, 64, 256), (4, 6, 1)]  # (M, K, N): an odd M or one column: numpy's own order
+                 (1, 64, 256), (4, 6, 1), (8, 64, 256), (4, 64, 20), (2, 9, 40)]
+# (M, K, N): an odd M or one column: numpy's own order; M % 4 = 0: the 4 × 8 tile, else the
+# 2 × 16; N % 8 or N % 16 ≠ 0: columns past the last panel
 
 
 @needs_numba
@@ -171,6 +173,23 @@ def test_the_compiled_matmul_is_numpys_where_the_loops_use_it_and_close_elsewher
     other = np.empty((M, N))  # the control: k summed from the top down
     K._matmul(a[:, ::-1].copy(), b[::-1].copy(), other)
     assert not same_bits(other, ref) and np.all(np.abs(other - ref) <= 1e-12 * (np.abs(a) @ np.abs(b)))
+
+
+@needs_numba
+@pytest.mark.parametrize("rows,width", [(4, 8), (8, 8), (2, 16), (6, 16)])
+def test_panels_hold_bs_columns_in_tiles_of_the_width_the_rows_take(rows, width):
+    b = np.arange(5 * 40, dtype=np.float64).reshape(5, 40)
+    bp = K._panels(b, rows)
+    assert bp.shape == (40 // width, 5, width)
+    for jt in range(bp.shape[0]):
+        assert np.array_equal(bp[jt], b[:, jt * width:(jt + 1) * width])
+    a, out = np.ones((rows, 5)), np.empty((rows, 40))  # a product read from them is b's column sums
+    K._matmul_panels(a, bp, b, out)
+    assert np.array_equal(out, np.repeat(b.sum(axis=0, keepdims=True), rows, axis=0))
+    wrong = bp.copy()  # the control: a panel out of place changes the product
+    wrong[0, 0, 0] += 1.0
+    K._matmul_panels(a, wrong, b, out)
+    assert not np.array_equal(out, np.repeat(b.sum(axis=0, keepdims=True), rows, axis=0))
 
 
 def test_the_bound_catches_a_float32_matmul():
