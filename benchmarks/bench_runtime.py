@@ -19,7 +19,12 @@ def run_seconds(meta: dict) -> float:
     """A committed default run's time from its summary's ``meta``: the invocation's wall time
     plus the recorded seconds of every task it took from the cache (which cost it nothing:
     the earlier invocations in ``cached_from`` computed them); NaN where an entry predates
-    that record."""
+    that record. A report rebuilt wholly from a run's cache (tools/rebuild_from_cache.py) is that
+    run's time, from its ``origin``: a sum of task seconds overstates a run whose tasks
+    overlapped (those that record no time share the cores: reproduce/runner.py)."""
+    o = meta.get("origin")
+    if o and o.get("wall_s") is not None and meta.get("tasks_from_cache") == meta.get("tasks"):
+        return run_seconds({k: v for k, v in o.items() if k != "origin"})
     cached = [c.get("seconds") for c in meta.get("cached_from") or []]
     return meta["wall_s"] + (math.nan if any(c is None for c in cached) else sum(cached))
 

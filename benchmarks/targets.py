@@ -676,7 +676,9 @@ def target_reproduce_all(rep: Report, results: str = os.path.join(REPO, "results
         took = run_seconds(m)  # benchmarks/bench_runtime.py, as asv's track of the total reads it
         extra = took - m["wall_s"]
         print(f"  {name}: {took:,.0f} s, {m['date_utc']}, {(m.get('code') or {}).get('commit', '?')[:7]}, "
-              f"{cpu}, emulated tasks {cond.get('jobs', 1)} at a time; task seconds this invocation "
+              f"{cpu}, emulated tasks {cond.get('jobs', 1)} at a time"
+              + (f", tasks that record no time {m['untimed_jobs']} at a time" if m.get("untimed_jobs") else "")
+              + "; task seconds this invocation "
               f"computed, by kind: {kinds}"
               + (f"; {m.get('tasks_from_cache')} of {m.get('tasks')} tasks from the cache: wall "
                  f"{m['wall_s']:,.0f} s + their recorded {extra:,.0f} s" if cached else ""))

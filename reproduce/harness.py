@@ -322,6 +322,8 @@ def run_paper(paper: Paper, *, out, setup=None, mode: str = "default", workers: 
              # seconds the tasks computed by this invocation took, by kind (emulated ones timed
              # `jobs` at a time, each slower than alone: their sum overstates one at a time)
              "task_seconds": stats["task_s"],
+             # tasks that record no time (runner.Task.timed) computed here, so many at a time
+             **({"untimed_jobs": stats["untimed_jobs"]} if "untimed_jobs" in stats else {}),
              "cached_from": sorted(cache.sources.values(), key=lambda s: str(s["date_utc"])),
              "null_means": NULL_MEANS, **run.meta}
     if origin is not None:

@@ -210,14 +210,21 @@ def jobs_line(meta: dict) -> list[str]:
     and how long the tasks computed by this run took, one after another."""
     jobs = (meta.get("conditions") or {}).get("jobs", 1)
     ts = meta.get("task_seconds") or {}
-    if jobs <= 1 or ("emulated" not in ts and not meta.get("tasks_from_cache")):
-        return []  # one at a time, or no emulated task to speak of (a paper may have none)
     took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))
-    return [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS thread "
-            "(`--jobs`): their compute was timed beside the others, which makes it slower than "
-            "alone (docs/cli.md, `--jobs`); measured tasks ran alone. "
-            + (f"Time the tasks computed by this invocation took, summed over tasks: {took} (the "
-               "wall time is shorter where emulated tasks overlapped)." if took else ""), ""]
+    took = (f" Time the tasks computed by this invocation took, summed over tasks: {took} (the "
+            "wall time is shorter where tasks overlapped)." if took else "")
+    shared = meta.get("untimed_jobs", 1)
+    out = []
+    if shared > 1:  # the tasks that record no time shared the cores (reproduce/runner.py)
+        out += [f"The tasks that record no time (training whose results are what the model learnt) "
+                f"ran {shared} at a time, each in a process of its own with one BLAS thread, after "
+                "every timed task; no time in these results comes from them." + ("" if jobs > 1 else took),
+                ""]
+    if jobs <= 1 or ("emulated" not in ts and not meta.get("tasks_from_cache")):
+        return out  # one at a time, or no emulated task to speak of (a paper may have none)
+    return out + [f"Emulated tasks ran {jobs} at a time, each in a process of its own with one BLAS "
+                  "thread (`--jobs`): their compute was timed beside the others, which makes it slower "
+                  "than alone (docs/cli.md, `--jobs`); measured tasks ran alone." + took, ""]
 
 
 def origin_line(meta: dict) -> list[str]:

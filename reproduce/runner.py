@@ -24,6 +24,12 @@ and caches and is timed slower (tools/jobs_effect.py measures by how much), whic
 profiles' contention factors, taken against compute timed alone, would count again.
 It is a condition of the timing, so it is in the emulated task's key
 (:func:`task_conditions`); the command line's default is 1.
+
+A task that records no time (``Task.timed`` False: a training run whose result is what the
+model learnt, e.g. its accuracies) has no timing to spoil. Whatever its kind, it runs last,
+in the same kind of pool, one per usable core (:func:`usable_cores`), under any ``jobs``
+(local backend only; under MPI rank 0 runs it alone). Its key holds the machine alone (the
+last bits of a result may differ between CPUs) and ``timed: False``.
 """
 from __future__ import annotations
 
@@ -76,10 +82,13 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def task_conditions(conditions: dict, kind: str) -> dict:
+def task_conditions(conditions: dict, kind: str, timed: bool = True) -> dict:
     """The part of the run's ``conditions`` a task of ``kind`` is keyed on: for a measured
     task all of them but ``jobs`` (it always runs alone); for an emulated one the machine,
-    and ``jobs`` where more than one emulated task ran at a time."""
+    and ``jobs`` where more than one emulated task ran at a time; for one that records no
+    time (``timed`` False) the machine alone."""
+    if not timed:
+        return {"machine": conditions["machine"]}
     if kind == "measured":
         return {k: v for k, v in conditions.items() if k != "jobs"}
     c = {"machine": conditions["machine"]}
@@ -101,9 +110,12 @@ class Task:
     kind: str  # measured | emulated
     workers: int = 1  # processes or ranks a measured task needs
     params: dict = field(default_factory=dict, hash=False)
+    timed: bool = True  # False: its result holds no time (module docstring), so it may share the cores
 
     def config(self, extra: dict) -> dict:
-        return {"name": self.name, "kind": self.kind, "workers": self.workers, **self.params, **extra}
+        untimed = {} if self.timed else {"timed": False}
+        return {"name": self.name, "kind": self.kind, "workers": self.workers, **untimed, **self.params,
+                **extra}
 
     def label(self) -> str:
         p = ",".join(f"{k}={v}" for k, v in self.params.items() if k != "seed")
@@ -112,7 +124,8 @@ class Task:
 
 def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progress=None,
             comm=None, conditions: dict | None = None, jobs: int = 1,
-            stats: dict | None = None, check=None) -> list[tuple[Task, dict]] | None:
+            stats: dict | None = None, check=None, untimed_jobs: int | None = None
+            ) -> list[tuple[Task, dict]] | None:
     """Run ``fn(task, comm)`` for every task not in the cache; return (task, result) pairs.
 
     ``fn`` gets a communicator of ``task.workers`` ranks under MPI for
@@ -121,9 +134,11 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     workers, machine, jobs) into each task's as :func:`task_conditions` says. A result
     from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`); every result
     carries ``_seconds``, the seconds its task took when it was computed (None where a cache
-    entry predates that record). ``jobs``: emulated tasks at a time (module docstring; 1 under MPI). ``stats``, when
-    given, gets the seconds the tasks computed here took, summed by kind
-    (``task_s``), and their count (``computed``). ``check(task, result)``: None if a
+    entry predates that record). ``jobs``: emulated tasks at a time (module docstring; 1 under MPI); ``untimed_jobs``: tasks
+    that record no time at a time (default :func:`usable_cores`; 1 under MPI). ``stats``, when
+    given, gets the seconds the tasks computed here took, summed by kind (``task_s``; "untimed"
+    for the tasks that record no time), their count (``computed``) and, where such tasks
+    computed here shared the cores, how many ran at a time (``untimed_jobs``). ``check(task, result)``: None if a
     cached result has its task's shape, else why not (the entry is set aside, the task
     recomputed: :meth:`reproduce.store.RunCache.get`).
     """
@@ -141,7 +156,7 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     def key(t):
         c = t.config(extra)
         if conditions is not None:
-            c["conditions"] = task_conditions(conditions, t.kind)
+            c["conditions"] = task_conditions(conditions, t.kind, t.timed)
         return c
 
     def cached(t):
@@ -154,7 +169,8 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
             cache is not None and cache.put(key(t), res, load_1min=load0, seconds=seconds)
             if isinstance(res, dict):
                 res["_seconds"] = round(seconds, 3)  # what the task cost, as the cache records it
-            stats["task_s"][t.kind] = stats["task_s"].get(t.kind, 0.0) + seconds
+            kind = t.kind if t.timed else "untimed"  # untimed: shared the cores (module docstring)
+            stats["task_s"][kind] = stats["task_s"].get(kind, 0.0) + seconds
             stats["computed"] += 1
 
     for t in multi:
@@ -177,8 +193,10 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
         comm.comm.bcast(None, root=0)  # release the other ranks
         if rank != 0:
             return None
-    pooled = {id(t) for t in single if t.kind == "emulated"} if jobs > 1 else set()
-    todo = []
+    pooled = {id(t) for t in single if t.kind == "emulated" and t.timed} if jobs > 1 else set()
+    free = (usable_cores() if untimed_jobs is None else untimed_jobs) if comm is None else 1
+    shared = {id(t) for t in single if not t.timed and t.workers == 1} if free > 1 else set()
+    todo, last = [], []
     for t in single:
         hit = cached(t)
         if hit is not None:
@@ -186,6 +204,8 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
             progress and progress.step(t.label())
         elif id(t) in pooled:
             todo.append(t)
+        elif id(t) in shared:
+            last.append(t)
         else:
             progress and progress.start(t.label())
             load0, t0 = _load(), time.perf_counter()
@@ -196,6 +216,13 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     if todo:
         progress and progress.start(f"{len(todo)} emulated tasks, {jobs} at a time")
     for t, res, seconds, load0 in _pool(todo, fn, jobs):
+        finished(t, res, seconds, load0)
+        done[id(t)] = res
+        progress and progress.step(t.label())
+    if last:
+        stats["untimed_jobs"] = free
+        progress and progress.start(f"{len(last)} tasks that record no time, {free} at a time")
+    for t, res, seconds, load0 in _pool(last, fn, free):
         finished(t, res, seconds, load0)
         done[id(t)] = res
         progress and progress.step(t.label())

@@ -32,8 +32,9 @@ def load(folder: Path) -> list[tuple[Task, dict]]:
     for f in sorted((folder / ".cache").glob("*.json")):
         d = json.loads(f.read_bytes())
         c = d["config"]
-        params = {k: v for k, v in c.items() if k not in ("name", "kind", *EXTRA)}
-        out.append((Task(c["name"], c["kind"], c.get("workers", 1), params), d["result"]))
+        params = {k: v for k, v in c.items() if k not in ("name", "kind", "timed", *EXTRA)}
+        out.append((Task(c["name"], c["kind"], c.get("workers", 1), params, timed=c.get("timed", True)),
+                    d["result"]))
     return out
 
 

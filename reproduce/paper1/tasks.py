@@ -5,6 +5,7 @@ the training runs of Fig. 6 and Table 2."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 from pydantic import Field
@@ -110,7 +111,11 @@ def make_tasks(run) -> list[Task]:
         T += [Task("lr_sweep", "measured", 1, {"mode": "sequential", "hidden": setup.fig6_hidden,
                                                "bunch": setup.pp_bunch, "lr": lr * m, "lr_times": m, "seed": s})
               for m in setup.lr_sweep]
-    return _dedupe(T)
+    # training records accuracies and word errors, no time: such tasks may share the cores
+    return [replace(t, timed=False) if t.name in UNTIMED else t for t in _dedupe(T)]
+
+
+UNTIMED = ("train", "lr_sweep")  # the tasks whose results hold no time (TrainMeasuredResult)
 
 
 def _dedupe(tasks):

@@ -41,6 +41,14 @@ def test_jobs_line_only_where_emulated_tasks_shared_the_machine():
     assert R.jobs_line({"conditions": {"jobs": 2}, "task_seconds": {}, "tasks_from_cache": 5})
 
 
+def test_jobs_line_says_where_the_untimed_tasks_shared_the_cores():
+    meta = {"conditions": {"jobs": 1}, "untimed_jobs": 2, "task_seconds": {"untimed": 700.0, "measured": 30.0}}
+    line = " ".join(R.jobs_line(meta))
+    assert "record no time" in line and "ran 2 at a time" in line and "untimed 700 s" in line
+    assert "Emulated tasks ran" not in line
+    assert R.jobs_line({**meta, "untimed_jobs": 1}) == []  # control: one at a time
+
+
 def test_origin_line_names_the_run_and_what_it_resumed_from():
     o = {"date_utc": "D0", "code": {"commit": "abcdef123"}, "wall_s": 100.0, "loadavg_start": [1.0],
          "tasks": 10, "tasks_from_cache": 4,

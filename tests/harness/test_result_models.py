@@ -14,8 +14,11 @@ import copy
 import json
 import math
 import types
+import typing
 
 import pytest
+
+from pydantic import BaseModel
 
 from engine.perfmodel import MachineProfile
 from reproduce.paper0 import PAPER as P0
@@ -23,7 +26,7 @@ from reproduce.paper1 import PAPER as P1
 from reproduce.paper2 import PAPER as P2
 from reproduce.paper3 import PAPER as P3
 from reproduce.paper4 import PAPER as P4
-from reproduce.result_schema import problem
+from reproduce.result_schema import Seconds, problem
 from reproduce.runner import Task
 
 PAPERS = {"paper0": P0, "paper1": P1, "paper2": P2, "paper3": P3, "paper4": P4}
@@ -334,3 +337,26 @@ def test_every_task_make_tasks_makes_has_a_model(paper):
             assert PAPERS[paper].result_model(task) is not None, task.label()
             kinds.add((task.name, task.kind))
     assert kinds == {(t.name, t.kind) for t, _ in EXAMPLES[paper]}
+
+
+def _holds_time(model) -> bool:
+    """Whether a result model has a field of a duration (Seconds), at any depth."""
+    def times(ann) -> bool:
+        if ann == Seconds:
+            return True
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return _holds_time(ann)
+        return any(times(a) for a in typing.get_args(ann))
+    return any(times(a) for a in typing.get_type_hints(model, include_extras=True).values())
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_a_task_that_shares_the_cores_records_no_time(paper):
+    # reproduce/runner.py runs tasks with timed=False several at a time: their results must hold
+    # no duration, which their model's fields say
+    timed, untimed = set(), set()
+    for run in _runs(paper):
+        for task in PAPERS[paper].make_tasks(run):
+            (timed if task.timed else untimed).add(PAPERS[paper].result_model(task))
+    assert not any(_holds_time(m) for m in untimed if m is not None)
+    assert all(_holds_time(m) for m in timed if m is not None)  # control: every timed one does

@@ -107,6 +107,44 @@ def test_jobs_need_the_local_backend():
         execute(tasks(), fn, cache=None, extra={}, comm=object(), jobs=2)
 
 
+def untimed_tasks():
+    T = tasks(n_emulated=1)
+    return T + [Task("train", k, 1, {"run": 10 + i}, timed=False)
+                for i, k in enumerate(["measured", "emulated", "measured", "emulated"])]
+
+
+def test_tasks_that_record_no_time_share_the_cores_after_every_timed_one():
+    me, stats = os.getpid(), {}
+    out = execute(untimed_tasks(), fn, cache=None, extra={}, conditions={**COND, "jobs": 1}, jobs=1,
+                  untimed_jobs=2, stats=stats)
+    timed = [r for t, r in out if t.timed]
+    free = [r for t, r in out if not t.timed]
+    assert all(r["pid"] == me for r in timed)  # every timed task alone, in this process
+    assert all(r["pid"] != me for r in free) and len({r["pid"] for r in free}) == 2
+    assert overlaps([r["span"] for r in free])
+    assert max(r["span"][1] for r in timed) <= min(r["span"][0] for r in free)
+    assert stats["untimed_jobs"] == 2 and set(stats["task_s"]) == {"measured", "emulated", "untimed"}
+    assert 4 * 0.2 <= stats["task_s"]["untimed"] < 4 * 0.2 + 2.0
+    # negative controls: one core for them, or under MPI (rank 0 alone), in this process in turn
+    one = execute(untimed_tasks(), fn, cache=None, extra={}, jobs=1, untimed_jobs=1)
+    assert {r["pid"] for _, r in one} == {me} and not overlaps([r["span"] for _, r in one])
+
+
+def test_an_untimed_tasks_key_holds_the_machine_alone_and_says_so(tmp_path):
+    free, timed = Task("train", "measured", 1, {"run": 1}, timed=False), Task("train", "measured", 1, {"run": 1})
+    assert free.config({}) == {**timed.config({}), "timed": False}  # the timed key is as before
+    assert task_conditions({**COND, "jobs": 2}, "measured", timed=False) == {"machine": COND["machine"]}
+    assert task_conditions({**COND, "jobs": 2}, "emulated", timed=False) == {"machine": COND["machine"]}
+    cache = RunCache(tmp_path)
+    execute([free], fn, cache=cache, extra={}, conditions={**COND, "jobs": 1}, jobs=1)
+    stats = {}  # found again under other workers, backend and jobs, not as a timed task
+    execute([free], fn, cache=cache, extra={}, conditions={**COND, "workers": 8, "backend": "mpi",
+                                                           "jobs": 3}, jobs=1, stats=stats)
+    assert stats["computed"] == 0
+    execute([timed], fn, cache=cache, extra={}, conditions={**COND, "jobs": 1}, jobs=1, stats=stats)
+    assert stats["computed"] == 1
+
+
 MAIN = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path

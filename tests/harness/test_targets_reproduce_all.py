@@ -67,3 +67,15 @@ def test_asv_track_adds_up_the_same_minutes(tmp_path, monkeypatch):
     assert track_reproduce_all_minutes() == (60 + 120 + 180 + 3 + 600) / 60
     (tmp_path / "paper4" / "summary.json").unlink()  # control: a paper without its run
     assert math.isnan(track_reproduce_all_minutes())
+
+
+def test_a_report_rebuilt_wholly_from_a_runs_cache_takes_that_runs_wall_time():
+    from benchmarks.bench_runtime import run_seconds
+
+    came = [{"invocation": "a", "tasks": 10, "seconds": 900.0}]  # tasks overlapping: their sum > wall
+    run = {"wall_s": 600.0, "tasks": 10, "tasks_from_cache": 0, "cached_from": []}
+    rebuilt = {"wall_s": 0.3, "tasks": 10, "tasks_from_cache": 10, "cached_from": came, "origin": run}
+    assert run_seconds(rebuilt) == 600.0
+    # controls: a partial rebuild, or none from an origin, adds the cached seconds to its wall
+    assert run_seconds({**rebuilt, "tasks_from_cache": 6}) == 900.3
+    assert run_seconds({k: v for k, v in rebuilt.items() if k != "origin"}) == 900.3
