@@ -206,8 +206,9 @@ def run_metadata(**extra) -> dict:
 
 def jobs_line(meta: dict) -> list[str]:
     """A report's note, under its Run line, when the emulated tasks ran several at a time
-    (``--jobs``, :func:`reproduce.runner.execute`): a condition of their compute timings;
-    and how long the tasks computed by this run took, one after another."""
+    (``--jobs``, :func:`reproduce.runner.execute`): a condition of their compute timings; when
+    the tasks that record no time shared the cores (``meta["untimed_jobs"]``); and how long
+    the tasks computed by this run took, summed."""
     jobs = (meta.get("conditions") or {}).get("jobs", 1)
     ts = meta.get("task_seconds") or {}
     took = ", ".join(f"{kind} {s:,.0f} s" for kind, s in sorted(ts.items()))

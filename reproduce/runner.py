@@ -134,13 +134,14 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
     workers, machine, jobs) into each task's as :func:`task_conditions` says. A result
     from the cache carries ``_cached_from`` (:class:`reproduce.store.RunCache`); every result
     carries ``_seconds``, the seconds its task took when it was computed (None where a cache
-    entry predates that record). ``jobs``: emulated tasks at a time (module docstring; 1 under MPI); ``untimed_jobs``: tasks
-    that record no time at a time (default :func:`usable_cores`; 1 under MPI). ``stats``, when
-    given, gets the seconds the tasks computed here took, summed by kind (``task_s``; "untimed"
-    for the tasks that record no time), their count (``computed``) and, where such tasks
-    computed here shared the cores, how many ran at a time (``untimed_jobs``). ``check(task, result)``: None if a
-    cached result has its task's shape, else why not (the entry is set aside, the task
-    recomputed: :meth:`reproduce.store.RunCache.get`).
+    entry predates that record). ``jobs``: emulated tasks at a time (module docstring; 1 under
+    MPI); ``untimed_jobs``: tasks that record no time at a time (default :func:`usable_cores`;
+    1 under MPI). ``stats``, when given, gets the seconds the tasks computed here took, summed
+    by kind (``task_s``; "untimed" for the tasks that record no time), their count
+    (``computed``) and, where such tasks computed here shared the cores, how many ran at a time
+    (``untimed_jobs``). ``check(task, result)``: None if a cached result has its task's shape,
+    else why not (the entry is set aside, the task recomputed:
+    :meth:`reproduce.store.RunCache.get`).
     """
     if comm is not None and jobs != 1:
         raise ValueError("jobs > 1 needs the local backend: rank 0 runs its tasks alone under MPI")
