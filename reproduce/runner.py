@@ -214,19 +214,15 @@ def execute(tasks: list[Task], fn, *, cache: RunCache | None, extra: dict, progr
             finished(t, hit, time.perf_counter() - t0, load0)
             done[id(t)] = hit
             progress and progress.step(t.label())
-    if todo:
-        progress and progress.start(f"{len(todo)} emulated tasks, {jobs} at a time")
-    for t, res, seconds, load0 in _pool(todo, fn, jobs):
-        finished(t, res, seconds, load0)
-        done[id(t)] = res
-        progress and progress.step(t.label())
     if last:
         stats["untimed_jobs"] = free
-        progress and progress.start(f"{len(last)} tasks that record no time, {free} at a time")
-    for t, res, seconds, load0 in _pool(last, fn, free):
-        finished(t, res, seconds, load0)
-        done[id(t)] = res
-        progress and progress.step(t.label())
+    for group, k, what in ((todo, jobs, "emulated tasks"), (last, free, "tasks that record no time")):
+        if group:
+            progress and progress.start(f"{len(group)} {what}, {k} at a time")
+        for t, res, seconds, load0 in _pool(group, fn, k):
+            finished(t, res, seconds, load0)
+            done[id(t)] = res
+            progress and progress.step(t.label())
     return [(t, done[id(t)]) for t in tasks]
 
 

@@ -124,7 +124,7 @@ def test_tasks_that_record_no_time_share_the_cores_after_every_timed_one():
     assert overlaps([r["span"] for r in free])
     assert max(r["span"][1] for r in timed) <= min(r["span"][0] for r in free)
     assert stats["untimed_jobs"] == 2 and set(stats["task_s"]) == {"measured", "emulated", "untimed"}
-    assert 4 * 0.2 <= stats["task_s"]["untimed"] < 4 * 0.2 + 2.0
+    assert stats["task_s"]["untimed"] >= 4 * 0.2  # each task's own seconds, booked as untimed
     # negative controls: one core for them, or under MPI (rank 0 alone), in this process in turn
     one = execute(untimed_tasks(), fn, cache=None, extra={}, jobs=1, untimed_jobs=1)
     assert {r["pid"] for _, r in one} == {me} and not overlaps([r["span"] for _, r in one])
