@@ -8,7 +8,7 @@ by :mod:`reproduce.claims` (README.md, "How to read a verdict").
   test word error, bootstrapped over seeds, a seed's sequential and parallel runs paired
   (same corpus, same initialisation seed);
 - the §3.2 drop from three to four slaves: the emulated NP curve, bootstrapped over the
-  repeated step timings behind its T_c and T_h (``T_c_reps``, ``T_h_reps`` of the emul task);
+  emul task's runs (setup.emul_runs; each run's median T_c and T_h at every P one record);
 - speed-ups at two slaves: measured on the 16-core host ``xeon207x16`` (3 repeated runs,
   min–max; :data:`XEON207X16`), the run's own figures beside;
 - the §2.5 model against Table 1: the paper's own formula at its own constants
@@ -225,21 +225,18 @@ def model_evidence() -> C.Evidence:
 
 
 def emulated_curve(results, *, strategy: str = "NP", hidden: int, B: int) -> dict:
-    """The emul task's training rows of (strategy, hidden, B): {P: row}."""
-    for t, r in results:
-        p = t.params
-        if (t.name == "emul" and r is not None and p["strategy"] == strategy and p["hidden"] == hidden
-                and p["bunch"] == B and not p["forward"]):
-            return {e["P"]: e for e in r["rows"]}
-    return {}
+    """The training-pass emul rows of (strategy, hidden, B), medians over its runs: {P: row}
+    (reproduce/paper1/tasks.py ``emul_medians``)."""
+    from reproduce.paper1.tasks import emul_by_run, emul_medians
+
+    return emul_medians(emul_by_run(results).get((strategy, hidden, B, False), {}))
 
 
 def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
     """(estimate, low, high, n) of ``stat`` over the emulated training times of ``configs``
-    ((strategy, hidden, B, P) each), bootstrapped over the repeated step timings
-    (:func:`emulated_composer`; reproduce.claims.over_groups). ``stat``: {config: seconds of
-    one bunch} → float. ``n``: the fewest repetitions of any task. None where a config was
-    not emulated with its repetitions."""
+    ((strategy, hidden, B, P) each), bootstrapped over the emul runs (:func:`emulated_composer`;
+    reproduce.claims.over_groups). ``stat``: {config: seconds of one bunch} → float. ``n``:
+    the runs. None where no run emulated every config."""
     got = emulated_composer(results, prof=prof, cal=cal, emulate=emulate, configs=configs)
     if got is None:
         return None
@@ -249,35 +246,33 @@ def emulated_times(results, *, prof, cal, emulate, configs, stat, label: str):
 
 
 def emulated_composer(results, *, prof, cal, emulate, configs):
-    """(groups, time_of): the repetition records behind the emulated training times of
-    ``configs`` ((strategy, hidden, B, P) each) and the composition of a resample of them.
-    The configurations of one emul task (one strategy, net and bunch: its P rows were timed
-    repetition by repetition) form one group whose record is a repetition index, holding T_c
-    and T_h of each of its P at that index; separate tasks are resampled independently
-    (reproduce.claims.over_groups). ``time_of(groups)`` → {config: ``emulate(...)[0]``}: the
-    report's composition (reproduce/paper1/report.py ``emulated_time``, passed in so that this
-    module does not import the report) of the medians, over all of a task's repetitions, as
-    the report's curves take them. None where a config was not emulated with its repetitions."""
+    """(groups, time_of): the records behind the emulated training times of ``configs``
+    ((strategy, hidden, B, P) each) and the composition of a resample of them. One group whose
+    record is an emul run (setup.emul_runs) that timed every config, holding each config's
+    median T_c and T_h in that run: a resample redraws whole runs, so configurations timed in
+    one run stay paired, as a seed's runs do. One task's repetitions vary less than one run to
+    the next (results/machines/dev2/claims30/four_below_three.md), hence runs, not
+    repetitions. ``time_of(groups)`` → {config: ``emulate(...)[0]``}: the report's composition
+    (reproduce/paper1/report.py ``emulated_time``, passed in so that this module does not
+    import the report) of the medians over the runs, as the report's curves take them
+    (reproduce/paper1/tasks.py ``emul_medians``). None where no run emulated every config."""
     from reproduce.paper1.perf import here_model
+    from reproduce.paper1.tasks import emul_by_run
 
-    groups = {}
-    for c in configs:
-        rows = emulated_curve(results, strategy=c[0], hidden=c[1], B=c[2])
-        if c[3] not in rows or "T_c_reps" not in rows[c[3]]:
-            return None
-        groups.setdefault(c[:3], {})[c] = (rows[c[3]]["T_c_reps"], rows[c[3]]["T_h_reps"])
+    by_run = emul_by_run(results)
+    runs = {c: by_run.get((c[0], c[1], c[2], False), {}) for c in configs}
+    common = sorted(set.intersection(*({r for r, rows in runs[c].items() if c[3] in rows} for c in configs)))
+    if not common:
+        return None
     cal_ab = cal if prof.name == "here" else {**cal, "latency_s": prof.latency_s,
                                               "bandwidth_Bps": prof.bandwidth_Bps, "profile_source": prof.source}
     here_ab = {c: here_model(cal_ab, B=c[2] if c[0] == "NP" else max(c[2] // 4, 1)) for c in configs}
-    recs = []
-    for g in groups.values():
-        n_g = min(min(len(a), len(b)) for a, b in g.values())
-        recs.append([{c: (a[i], b[i]) for c, (a, b) in g.items()} for i in range(n_g)])
+    recs = [[{c: (runs[c][r][c[3]]["T_c"], runs[c][r][c[3]]["T_h"]) for c in configs} for r in common]]
 
     def time_of(gs):
-        rs = {c: [r[c] for r in g] for g in gs for c in g[0]}
+        rs = [rec for g in gs for rec in g]
         return {c: emulate(c[0], P=c[3], B=c[2], N_h=c[1], forward=False,
-                           T_c=float(np.median([x[0] for x in rs[c]])), T_h=float(np.median([x[1] for x in rs[c]])),
+                           T_c=float(np.median([x[c][0] for x in rs])), T_h=float(np.median([x[c][1] for x in rs])),
                            prof=prof, spert_here=here_ab[c])[0] for c in configs}
 
     return recs, time_of
@@ -291,8 +286,8 @@ def _perf(c, T: float) -> float:
 
 
 def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, emulate) -> C.Evidence:
-    """Emulated NP perf(4)/perf(3) (:func:`emulated_times`: each resample redraws the
-    repetitions behind T_c and T_h at P = 3 and at P = 4)."""
+    """Emulated NP perf(4)/perf(3) (:func:`emulated_times`: each resample redraws whole emul
+    runs, each with its T_c and T_h at P = 3 and at P = 4)."""
     h = TABLE1_HIDDEN if TABLE1_HIDDEN in setup.perf_hidden else setup.perf_hidden[0]
     B = setup.np_bunch_perf
     rows = emulated_curve(results, hidden=h, B=B)
@@ -314,13 +309,16 @@ def four_over_three(results, setup, *, prof, cal, Pmax_validated: int | None, em
               if Pmax_validated else "not validated in this run")
     return C.Evidence(est, lo, hi, n=n, kind="emulated", host=host,
                       beside=f"§2.5 max form at the paper's constants: {paper:.3f}; Table 1: {2.05 / 2.35:.3f}",
-                      method=C.METHOD.replace("over seeds (whole seeds resampled, speedups paired by seed)",
-                                              "over repeated step timings"),
+                      method=EMUL_METHOD,
                       reason=(f"emulated ({prof.name}) NP 156:{h}:56, B = {B}, {beyond}; one slave computes "
                               f"{raw:,.0f} MCUPS (a Spert board ~115) and our transfers take µs, not ms: the loop stays "
                               "slave-bound, so the paper's host- and bus-bound drop does not appear; §3.2 "
-                              "itself says it improves with faster communication" + _few(n, "repetitions")))
+                              "itself says it improves with faster communication" + _few(n, "emulated runs")))
 
+
+# The intervals of the emulated speed claims: whole emul runs resampled (emulated_composer).
+EMUL_METHOD = C.METHOD.replace("over seeds (whole seeds resampled, speedups paired by seed)",
+                               "over emulated runs (whole runs resampled, a run's configurations paired)")
 
 # The emulated configurations (strategy, N_h, B, P) the two speed claims compare (also
 # reproduce/paper1/why.py, which takes their bunches apart): PP over NP on the smaller net at
@@ -339,18 +337,17 @@ def _emulated(results, prof, cal, emulate, configs, stat, label, what: str) -> C
     got = (emulated_times(results, prof=prof, cal=cal, emulate=emulate, configs=configs, stat=stat, label=label)
            if prof is not None and cal is not None and emulate is not None else None)
     if got is None:
-        return _inconclusive("not emulated with repetitions in this evaluation", "emulated")
+        return _inconclusive("not emulated in this evaluation", "emulated")
     est, lo, hi, n = got
     return C.Evidence(est, lo, hi, n=n, kind="emulated", host=f"profile {prof.name}",
-                      method=C.METHOD.replace("over seeds (whole seeds resampled, speedups paired by seed)",
-                                              "over repeated step timings"),
-                      reason=f"emulated ({prof.name}) {what}, bootstrapped over the repeated step timings"
-                             + _few(n, "repetitions"))
+                      method=EMUL_METHOD,
+                      reason=f"emulated ({prof.name}) {what}, bootstrapped over the emulated runs"
+                             + _few(n, "emulated runs"))
 
 
 def pp_small_nets(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evidence:
     """PP (B = 5000) over NP (B = 48) on 156:400:56 at 2 slaves: measured on xeon207x16 (3
-    runs), judged on the emulated figure where it has enough repetitions."""
+    runs), judged on the emulated figure where it has enough runs."""
     cp, cn = PP_SMALL_NETS
     em = _emulated(results, prof, cal, emulate, (cp, cn), lambda T: _perf(cp, T[cp]) / _perf(cn, T[cn]),
                    _label("pp-small-nets"), "at 2 slaves")
@@ -377,7 +374,7 @@ def pp_small_nets(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evi
 def good_speedups(df, results=(), *, prof=None, cal=None, emulate=None) -> C.Evidence:
     """The smaller of NP's (B = 48) and PP's (B = 5000) speedup at 2 slaves on 156:1000:56:
     measured on xeon207x16 (3 runs), judged on the emulated figure where it has enough
-    repetitions."""
+    emulated runs."""
     cfg = {c2[0]: (c2, c1) for c2, c1 in GOOD_SPEEDUPS}
     em = _emulated(results, prof, cal, emulate, tuple(c for v in cfg.values() for c in v),
                    lambda T: min(T[c1] / T[c2] for c2, c1 in cfg.values()),  # same bunch: time(1) / time(2)
@@ -413,7 +410,7 @@ def _row(rows, table, quantity, contains=""):
 
 def evidence(results, setup, *, rows=None, df=None, prof=None, cal=None, pairs=None, emulate=None) -> dict:
     """Claim id → :class:`reproduce.claims.Evidence` from the run's task ``results`` (training
-    records per seed; emul rows with their repetitions), its comparison ``rows``, its curves
+    records per seed; emul rows by run), its comparison ``rows``, its curves
     ``df``, the emulated rows' profile ``prof`` (with the calibration ``cal``), the validation
     ``pairs`` and the report's composition ``emulate`` (:func:`four_over_three`)."""
     ev = {"model-table1": model_evidence()}

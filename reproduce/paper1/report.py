@@ -20,6 +20,7 @@ from engine.perfmodel import MachineProfile
 from reproduce.paper1.spert import n_wts, spert_perf, spert_terms, spert_time
 from reproduce import report as R
 from reproduce.paper1.perf import N_I, N_O, here_model
+from reproduce.paper1.tasks import emul_by_run, emul_medians
 from reproduce.paper1.setup import (COMPRESSION_PAPER, HEADLINE_BOARDS, HEADLINE_CPS, HEADLINE_MCUPS,
                                     MULTISPERT_1997, NAME, RAW_MCUPS, TABLE1_BUNCH, TABLE1_HIDDEN,
                                     TABLE1_MCUPS, TABLE1_RELATIVE, TABLE2_WER)
@@ -138,23 +139,21 @@ def curves(results, setup, profile=None) -> tuple[pd.DataFrame, dict]:
     label = emulated_label(prof)
     rows = []
     hidden = sorted(set(setup.perf_hidden) | {TABLE1_HIDDEN})
-    for t, r in _by(results, "emul"):
-        p = t.params
-        s, h, B, fwd = p["strategy"], p["hidden"], p["bunch"], p["forward"]
+    for (s, h, B, fwd), runs in emul_by_run(results).items():  # medians over an emul task's runs
         fig = "fig5" if fwd else "fig3"
         W = B * n_wts(N_I, h, N_O)
         here = here_model(cal, B=B if s == "NP" else max(B // 4, 1))
         here_ab = here_model(cal_ab, B=B if s == "NP" else max(B // 4, 1))
-        for e in r["rows"]:
+        for e in emul_medians(runs).values():
             P = e["P"]
             T, T_d = emulated_time(s, P=P, B=B, N_h=h, forward=fwd, T_c=e["T_c"], T_h=e["T_h"], prof=prof,
                                    spert_here=here_ab)
             rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=label,
-                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
+                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d, runs=e["runs"]))
             T_d = spert_terms(s, P=P, B=B, N_i=N_I, N_h=h, N_o=N_O, m=MULTISPERT_1997, forward=fwd)["T_d"]
             T = spert_time(T_d, e["T_c"], e["T_h"], P)
             rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source="emulated (MultiSpert bus)",
-                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d))
+                             kind="emulated", perf=W / T, T_c=e["T_c"], T_h=e["T_h"], T_d=T_d, runs=e["runs"]))
             for m, lab, f in ((here, "modeled (here)", "max"), (MULTISPERT_1997, "modeled (paper)", "max"),
                               (MULTISPERT_1997, "modeled (paper, printed formula)", "printed")):
                 rows.append(dict(figure=fig, strategy=s, hidden=h, bunch=B, P=P, source=lab,
@@ -272,12 +271,13 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal, *,
             g = np_[(np_.P == P) & (np_.source == src)]
             if not g.empty:
                 lo, hi, n = (g.perf_low.iloc[0] / 1e6, g.perf_high.iloc[0] / 1e6, int(g.runs.iloc[0])) \
-                    if src == "measured" else (None, None, 1)
+                    if src == "measured" else (None, None, int(g.runs.iloc[0]))
                 rows.append(R.row(NAME, "table1", "training_mcups",
                                   R.condition(nodes=P, bunch=B, hidden=h) + f";source={src}", "MCUPS",
                                   reported=mc, ours=float(g.perf.iloc[0]) / 1e6, low=lo, high=hi,
-                                  kind=kind, runs=n, note="B·N_h(N_i+N_o)/T per bunch; measured: "
-                                                          "median (min–max) of the repeated runs"))
+                                  kind=kind, runs=n, note="B·N_h(N_i+N_o)/T per bunch; measured: median (min–max) "
+                                                          "of the repeated runs; emulated: of the medians "
+                                                          "over the emulated runs"))
     # Figs. 3 and 5: the peak of every curve (the figures themselves carry no numbers).
     for fig, unit in (("fig3", "MCUPS"), ("fig5", "MCPS")):
         for (s, hh, bb, src), g in df[df.figure == fig].groupby(["strategy", "hidden", "bunch", "source"]):

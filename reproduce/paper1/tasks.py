@@ -74,14 +74,17 @@ def make_tasks(run) -> list[Task]:
             for s, B in [("NP", setup.np_bunch_perf)] + [("PP", b) for b in setup.pp_bunches]:
                 T.append(Task("fwd", "measured", P, {"strategy": s, "hidden": h, "P": P, "bunch": B,
                                                      "seed": seed}))
-    # Emulated: per-slave compute for P up to 8 (Figs. 3 and 5).
+    # Emulated: per-slave compute for P up to 8 (Figs. 3 and 5). The training pass on the
+    # Table 2 nets runs setup.emul_runs times (setup.py); run r follows the r-th of as many
+    # slices of the measured tasks above, so the runs spread over the timed part of the run.
+    emul = [[] for _ in range(max(setup.emul_runs, 1))]
     for fwd in (False, True):
         for h in setup.perf_hidden:
-            T.append(Task("emul", "emulated", 1, {"strategy": "NP", "hidden": h,
-                                                  "bunch": setup.np_bunch_perf, "forward": fwd}))
-            for B in setup.pp_bunches:
-                T.append(Task("emul", "emulated", 1, {"strategy": "PP", "hidden": h, "bunch": B,
-                                                      "forward": fwd}))
+            for r in range(len(emul) if not fwd and h in setup.nets else 1):
+                emul[r] += [Task("emul", "emulated", 1, {"strategy": s, "hidden": h, "bunch": B,
+                                                         "forward": fwd, "run": r})
+                            for s, B in [("NP", setup.np_bunch_perf)] + [("PP", b) for b in setup.pp_bunches]]
+    T = _spread(T, emul)
     # Training: Fig. 6 and Table 2.
     for i in range(setup.runs):
         s = seed + i
@@ -116,6 +119,38 @@ def make_tasks(run) -> list[Task]:
 
 
 UNTIMED = ("train", "lr_sweep")  # the tasks whose results hold no time (TrainMeasuredResult)
+
+
+def emul_by_run(results) -> dict:
+    """{(strategy, hidden, B, forward): {run: {P: row}}}: every emul task's rows (perf.emulate_curve)."""
+    out = {}
+    for t, r in results:
+        if t.name == "emul" and r is not None:
+            p = t.params
+            out.setdefault((p["strategy"], p["hidden"], p["bunch"], p["forward"]), {})[p["run"]] = \
+                {e["P"]: e for e in r["rows"]}
+    return out
+
+
+def emul_medians(runs: dict) -> dict:
+    """{P: {P, T_c, T_h, runs}} of one configuration's {run: {P: row}}: per P, the median over
+    its runs of each run's median step times (the curves' point; the claims' estimate,
+    reproduce/paper1/claims.py ``emulated_composer``)."""
+    out = {}
+    for P in sorted({P for rows in runs.values() for P in rows}):
+        rs = [rows[P] for rows in runs.values() if P in rows]
+        out[P] = {"P": P, "T_c": float(np.median([e["T_c"] for e in rs])),
+                  "T_h": float(np.median([e["T_h"] for e in rs])), "runs": len(rs)}
+    return out
+
+
+def _spread(tasks: list[Task], blocks: list[list[Task]]) -> list[Task]:
+    """The first task (the calibration), then each block after its slice of the rest: block
+    r after the r-th of len(blocks) near-equal slices."""
+    head, rest, n = tasks[:1], tasks[1:], len(blocks)
+    for r, b in enumerate(blocks):
+        head += rest[r * len(rest) // n:(r + 1) * len(rest) // n] + b
+    return head
 
 
 def _dedupe(tasks):

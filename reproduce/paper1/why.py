@@ -66,7 +66,7 @@ def _composer(results, ctx: dict, configs):
 
 def over_reps(recs, time_of, stats: dict, *, label: str) -> dict:
     """{name: (estimate, low, high)} of several statistics ``f(time_of(groups))`` of the same
-    repetition records on the same resamples: :func:`reproduce.claims.over_groups` for the
+    records (emulated runs) on the same resamples: :func:`reproduce.claims.over_groups` for the
     first, whose draws the others ride along (each resample's values kept as it computes
     them), with its percentile interval over their finite values."""
     seen, first = [], next(iter(stats))
@@ -90,7 +90,7 @@ def over_reps(recs, time_of, stats: dict, *, label: str) -> dict:
 def split_config(results, ctx: dict, c: tuple, *, intervals: bool = True) -> dict | None:
     """One emulated bunch: {config, reps, total, parts: {name: (est, low, high) s}, shares,
     binds, …}; intervals (unless ``intervals`` is False: the estimates alone): 95 % bootstrap
-    over the repeated step timings, one resample for all."""
+    over the emulated runs, one resample for all."""
     got = _composer(results, ctx, (c,))
     if got is None:
         return None
@@ -104,7 +104,7 @@ def split_config(results, ctx: dict, c: tuple, *, intervals: bool = True) -> dic
     T0 = time_of(recs)
     iv = (over_reps(recs, time_of, stats, label=P1C._label(f"why emulated {c}")) if intervals else
           {k: (f(T0), math.nan, math.nan) for k, f in stats.items()})
-    return {"config": c, "reps": min(len(g) for g in recs), "total": iv["total"],
+    return {"config": c, "runs": min(len(g) for g in recs), "total": iv["total"],
             "parts": {k: iv[k] for k in names}, "shares": {k: iv[f"share {k}"] for k in names},
             "binds": None if ctx["prof"].calibrated else ("slaves" if parts0["compute"] > 0 else "host"),
             "point": parts0, "T_c": kw["T_c"], "T_h": kw["T_h"],
@@ -166,7 +166,7 @@ def four_split(results, ctx: dict, setup, df=None) -> dict | None:
     stats = {"time_ratio": lambda T: tot(T, c3) / tot(T, c4),
              "compute_ratio": lambda T: T[c3][1]["T_c"] / T[c4][1]["T_c"],
              "overhead_ratio": lambda T: (tot(T, c3) / T[c3][1]["T_c"]) / (tot(T, c4) / T[c4][1]["T_c"])}
-    out = {"configs": (c3, c4), "reps": min(len(g) for g in recs),
+    out = {"configs": (c3, c4), "runs": min(len(g) for g in recs),
            **over_reps(recs, time_of, stats, label=label)}
     if not ctx["prof"].calibrated:
         T = time_of(recs)

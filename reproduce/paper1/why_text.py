@@ -28,8 +28,9 @@ def rows(w: dict) -> list[dict]:
     """Table ``why`` of comparison.csv: no paper values (the paper decomposes nothing)."""
     out, prof = [], w.get("profile")
     for x in w["emulated"]:
-        c, n = x["config"], x["reps"]
-        how = f"the medians of {n} repeated step timings composed as the report's curves; 95 % bootstrap over them"
+        c, n = x["config"], x["runs"]
+        how = (f"the medians over {n} emulated runs (each its median step timings) composed as the report's "
+               "curves; 95 % bootstrap over the runs")
         est, lo, hi = _ms(x["total"])
         out.append(R.row(NAME, W.TABLE, "emulated_ms", _cond(c, prof), "ms", ours=est, low=lo, high=hi,
                          kind="emulated", runs=n, note=f"one bunch, emulated; {how}"
@@ -48,12 +49,12 @@ def rows(w: dict) -> list[dict]:
         cond = R.condition(nodes=c4[3], bunch=c3[2], hidden=c3[1], profile=prof) + f";over_nodes={c3[3]};strategy=NP"
         for k in SPLIT:
             est, lo, hi = f[k]
-            out.append(R.row(NAME, W.TABLE, k, cond, "x", ours=est, low=lo, high=hi, kind="emulated", runs=f["reps"],
+            out.append(R.row(NAME, W.TABLE, k, cond, "x", ours=est, low=lo, high=hi, kind="emulated", runs=f["runs"],
                              note=_SPLIT_NOTES[k] + "; four_over_three's resamples (the claim's interval, "
-                             "draw for draw), 95 % bootstrap over the repeated step timings"))
+                             "draw for draw), 95 % bootstrap over the emulated runs"))
         if "drop_factor" in f:
             out.append(R.row(NAME, W.TABLE, "host_over_slave_branch", _cond(c4, prof), "x",
-                             ours=f["host_over_slave_branch"], kind="emulated", runs=f["reps"],
+                             ours=f["host_over_slave_branch"], kind="emulated", runs=f["runs"],
                              note="§2.5: (P·T_d + T_h) / (T_d + T_c) at the medians; below 1 the slaves bind"))
             out.append(R.row(NAME, W.TABLE, "transfer_factor_for_drop", cond, "x", ours=f["drop_factor"],
                              kind="modeled", note="§2.5 max form with this run's T_c, T_h and T_d × k: the "
@@ -298,8 +299,8 @@ def section(w: dict) -> list[str]:
     if not (w["emulated"] or w["rest"] or w["fig6"] or w["pp"]):
         return []
     L = W.heading("The figures the claims rest on, taken apart into named pieces that sum to them or factors that "
-                  "multiply to them (reproduce/paper1/why.py). Intervals: 95 % bootstrap over the repeated step "
-                  "timings (emulated) or over seeds (training), the same resamples for every piece of a row.")
+                  "multiply to them (reproduce/paper1/why.py). Intervals: 95 % bootstrap over the emulated runs "
+                  "(emulated) or over seeds (training), the same resamples for every piece of a row.")
     if w["emulated"]:
         names = list(dict.fromkeys(k for x in w["emulated"] for k in x["parts"]))
         claims = {c: cid for cid, cs in claim_configs(w["setup"]).items() for c in cs}
@@ -308,10 +309,10 @@ def section(w: dict) -> list[str]:
               "the slaves bind, the host's work hides behind them (0 here), and where the host binds, the slaves' "
               "compute hides; it has no straggler wait." if w["emulated"][0]["binds"] else ""), ""]
         L += W.table(["claim", "configuration", "emulated ms"] + [k.replace("_", " ") for k in names]
-                     + ["binds", "repetitions"],
+                     + ["binds", "runs"],
                      [[claims.get(x["config"], ""), _cfg(x["config"]), _f(_ms(x["total"]), ".3g")]
                       + [_f(_ms(x["parts"][k]), ".3g") + (f" ({x['shares'][k][0]:.0%})" if x["point"][k] > 0 else "")
-                         for k in names] + [x["binds"] or "–", x["reps"]] for x in w["emulated"]]) + [""]
+                         for k in names] + [x["binds"] or "–", x["runs"]] for x in w["emulated"]]) + [""]
         s = four_sentence(w)
         if s:
             L += ["**§3.2, four slaves below three:** " + s + ".", ""]

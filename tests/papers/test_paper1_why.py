@@ -80,9 +80,9 @@ def test_four_split_is_the_claims_interval_and_multiplies():
 
 
 def test_split_config_shares_sum_to_one_and_name_the_binding_branch():
-    res = [_emul_cfg("NP", 1000, 48, {3: 3e-3, 4: 2e-3})]
+    res = _emul_cfg("NP", 1000, 48, {3: 3e-3, 4: 2e-3})
     x = P1W.split_config(res, CTX, ("NP", 1000, 48, 4))
-    assert x["binds"] == "slaves" and x["reps"] == 7
+    assert x["binds"] == "slaves" and x["runs"] == 7  # the emulated runs
     assert sum(v[0] for v in x["shares"].values()) == pytest.approx(1.0)
     assert sum(v[0] for v in x["parts"].values()) == pytest.approx(x["total"][0], rel=1e-12)
     assert P1W.split_config(res, CTX, ("NP", 1000, 48, 5)) is None  # not emulated: nothing to split
@@ -102,7 +102,7 @@ def _perf(P=1, wall=30e-3, compute=24e-3, comm=3e-3):
 def test_measured_rest_by_hand():
     # emulated: T_c 5 ms, transfers free (PROF: 1e12 B/s, no latency) → rest 10 − 5 = 5 ms a bunch:
     # 8 − 5 = 3 in rank 0's compute, 1 − 0 = 1 in its communication, 1 outside the log
-    res = [_emul_cfg("PP", 400, 1000, {1: 5e-3}), _perf()]
+    res = _emul_cfg("PP", 400, 1000, {1: 5e-3}) + [_perf()]
     pairs = [{"P": 1, "config": "PP training 156:400:56 B=1000"}]
     (x,) = P1W.measured_rest(res, CTX, pairs)
     assert x["measured"][0] == pytest.approx(10e-3) and x["measured"][2] == pytest.approx(11e-3)
@@ -200,7 +200,7 @@ def test_rows_section_and_reasons():
     assert "4 slaves to fall to 3's speed" in ev["four-below-three"].reason
     # negative control: a reproduced claim's reason is left alone
     assert ev["pipelined-np-accuracy"].reason == before["pipelined-np-accuracy"]
-    # without emulated repetitions there is nothing emulated to take apart
+    # without emulated runs there is nothing emulated to take apart
     assert P1W.compute(res, SETUP)["emulated"] == [] and P1WT.section(P1W.compute([], SETUP)) == []
 
 
