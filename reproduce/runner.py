@@ -112,6 +112,13 @@ class Task:
     params: dict = field(default_factory=dict, hash=False)
     timed: bool = True  # False: its result holds no time (module docstring), so it may share the cores
 
+    def __post_init__(self):
+        # config() marks an untimed task with "timed": False among its params: a param of that
+        # name (paper4's wide task counts its timed passes in one) would overwrite the mark, and
+        # the task's key would be a timed task's
+        if not self.timed and "timed" in self.params:
+            raise ValueError(f"task {self.name}: a task that records no time cannot have a param named 'timed'")
+
     def config(self, extra: dict) -> dict:
         untimed = {} if self.timed else {"timed": False}
         return {"name": self.name, "kind": self.kind, "workers": self.workers, **untimed, **self.params,

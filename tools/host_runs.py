@@ -32,8 +32,9 @@ def load(folder: Path) -> list[tuple[Task, dict]]:
     for f in sorted((folder / ".cache").glob("*.json")):
         d = json.loads(f.read_bytes())
         c = d["config"]
-        params = {k: v for k, v in c.items() if k not in ("name", "kind", "timed", *EXTRA)}
-        out.append((Task(c["name"], c["kind"], c.get("workers", 1), params, timed=c.get("timed", True)),
+        untimed = c.get("timed") is False  # runner.Task.config's mark; a param may hold a count
+        params = {k: v for k, v in c.items() if k not in ("name", "kind", *EXTRA) and not (k == "timed" and untimed)}
+        out.append((Task(c["name"], c["kind"], c.get("workers", 1), params, timed=not untimed),
                     d["result"]))
     return out
 

@@ -276,8 +276,8 @@ def comparison_rows(df: pd.DataFrame, results, setup, cal, *,
                                   R.condition(nodes=P, bunch=B, hidden=h) + f";source={src}", "MCUPS",
                                   reported=mc, ours=float(g.perf.iloc[0]) / 1e6, low=lo, high=hi,
                                   kind=kind, runs=n, note="B·N_h(N_i+N_o)/T per bunch; measured: median (min–max) "
-                                                          "of the repeated runs; emulated: of the medians "
-                                                          "over the emulated runs"))
+                                                          "of the repeated runs; emulated: T composed from "
+                                                          "the median over the emulated runs"))
     # Figs. 3 and 5: the peak of every curve (the figures themselves carry no numbers).
     for fig, unit in (("fig3", "MCUPS"), ("fig5", "MCPS")):
         for (s, hh, bb, src), g in df[df.figure == fig].groupby(["strategy", "hidden", "bunch", "source"]):

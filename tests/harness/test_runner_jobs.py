@@ -145,6 +145,15 @@ def test_an_untimed_tasks_key_holds_the_machine_alone_and_says_so(tmp_path):
     assert stats["computed"] == 1
 
 
+def test_an_untimed_task_refuses_a_param_that_would_hide_its_mark():
+    # a param named "timed" would overwrite config()'s "timed": False: the untimed task's key
+    # would read as a timed task's (paper4's wide task counts its timed passes in such a param)
+    with pytest.raises(ValueError, match="param named 'timed'"):
+        Task("wide", "emulated", 1, {"timed": 10}, timed=False)
+    # control: a timed task may carry it, and its key holds the param as before
+    assert Task("wide", "emulated", 1, {"timed": 10}).config({})["timed"] == 10
+
+
 MAIN = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
