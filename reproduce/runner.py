@@ -114,8 +114,8 @@ class Task:
 
     def __post_init__(self):
         # config() marks an untimed task with "timed": False among its params: a param of that
-        # name (paper4's wide task counts its timed passes in one) would overwrite the mark, and
-        # the task's key would be a timed task's
+        # name (a count of timed passes, say) would overwrite the mark, and the task's key
+        # would be a timed task's
         if not self.timed and "timed" in self.params:
             raise ValueError(f"task {self.name}: a task that records no time cannot have a param named 'timed'")
 
