@@ -25,7 +25,8 @@ N_I, N_O = 156, 56
 def _median_of(fn, reps: int, times: list | None = None) -> float:
     """Median seconds of ``reps`` calls after a warm-up (the typical step, comparable
     with the wall clock of a measured run on the same shared machine). ``times``: a list
-    that receives every call's seconds (the repetitions behind the claims' intervals)."""
+    that receives every call's seconds (kept in the task's result; the claims' intervals are
+    over separate emul runs, reproduce/paper1/claims.py ``emulated_composer``)."""
     fn()
     ts = []
     for _ in range(reps):
@@ -133,8 +134,9 @@ def here_model(cal: dict, *, B: int) -> SpertModel:
 
 def emulate_curve(strategy: str, *, N_h: int, B: int, slaves, forward: bool, reps: int) -> list[dict]:
     """Measured per-slave compute T_c and host time T_h for each P (composed later), the
-    medians and every repetition behind them (``T_c_reps``, ``T_h_reps``: the claims'
-    intervals, reproduce/paper1/claims.py)."""
+    medians and every repetition behind them (``T_c_reps``, ``T_h_reps``, kept for inspection:
+    the claims resample whole runs of this curve, not its repetitions, reproduce/paper1/claims.py
+    ``emulated_composer``)."""
     rows = []
     for P in slaves:
         if strategy == "NP" and P > N_h:
