@@ -285,7 +285,9 @@ def report_markdown(df, ctx, *, setup, profile, meta, figs, quick_shrunk, data, 
     if bq is not None and cers:
         n_upd = setup.epochs * len(data.train) // setup.batch_size
         L.append(f"- **Fig. 3**: at {ctx['t_budget']:.0f} s of training (when the fastest "
-                 f"configuration ends its {setup.epochs} epochs) the lowest validation loss among "
+                 f"configuration ends its {setup.epochs} epochs; every epoch priced at its configuration's "
+                 "seconds per padded cell in Fig. 4's interleaved timing, not at the task's own "
+                 f"clock, which drifts between tasks) the lowest validation loss among "
                  f"the paper's Q is reached with Q = {int(bq.ours)} (paper: Q = 3). Validation "
                  "loss at that time: " + "; ".join(f"{k} {v:.1f}" for k, v in at_t.items())
                  + " nats per sequence" + (f" (median of {setup.runs} seeds). " if setup.runs > 1

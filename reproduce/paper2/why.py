@@ -146,7 +146,7 @@ def compute(results, *, setup) -> dict:
             w["ends"].append({"Q": q, "seeds": len(ends), "passes": len(next(iter(d.values()))["val_loss"]),
                               "cer": C.mean(ends, label=P2C._label(f"why end cer Q={q}"))})
     Q = setup.fig5_Q
-    base = one.get((Q, "short_first"), {})
+    base = P2C.train_runs(results).get((Q, "short_first"), {})  # own clocks, as claims.reductions
     for kind in ("measured", "emulated"):
         for P in sorted({t.params["workers"] for t, _ in results if t.name == "train" and t.kind == kind
                          and t.params.get("workers", 1) > 1}):
